@@ -1,0 +1,95 @@
+"""The reference interpreter: evaluates a graph on numpy arrays with the operator table's
+numpy implementations. The same walker, given ``mode="smt"``, builds z3 terms (see
+:mod:`semantics.smt`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import EvalError, InputError
+from .ir import Computation, Graph
+from .ops import REGISTRY, Env, OpError
+from .types import TensorType, TupleType
+
+__all__ = ["evaluate", "run_computation", "check_inputs"]
+
+
+def check_inputs(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Check ``inputs`` against the entry parameters (count, dtype, shape) and return them as arrays.
+
+    Raises:
+        InputError: naming the parameter and what does not match.
+    """
+    ptypes = graph.param_types
+    if len(inputs) != len(ptypes):
+        raise InputError(f"graph '{graph.name}' takes {len(ptypes)} inputs, {len(inputs)} given")
+    out = []
+    for i, (x, t) in enumerate(zip(inputs, ptypes, strict=True)):
+        name = graph.entry.params[i]
+        if not isinstance(t, TensorType):
+            raise InputError(f"parameter {i} ('{name}') has tuple type {t}, which inputs cannot give")
+        a = np.asarray(x)
+        if a.dtype != t.dtype.np:
+            raise InputError(f"input {i} for parameter '{name}' has dtype {a.dtype}, expected {t.dtype} ({t.dtype.np})")
+        if a.shape != t.shape:
+            raise InputError(f"input {i} for parameter '{name}' has shape {a.shape}, expected {t.shape}")
+        out.append(a)
+    return out
+
+
+def run_computation(graph: Graph, comp: Computation, args: Sequence[Any], mode: str = "eval",
+                    extra: dict[str, Any] | None = None, batched: bool = False) -> Any:
+    """Evaluate ``comp`` on ``args`` (one value per parameter) and return the root's value.
+
+    ``mode`` is ``"eval"`` (numpy arrays) or ``"smt"`` (object arrays of z3 terms). ``batched``
+    evaluates a scalar region elementwise over arrays of one common shape (reduce calls it so).
+    """
+    values: dict[str, Any] = {}
+    dtypes: dict[str, Any] = {}
+
+    def call(name: str, call_args: list[Any]) -> Any:
+        # regions are called vectorized: scalar parameters receive arrays of a common shape
+        return run_computation(graph, graph.computation(name), call_args, mode, extra, batched=True)
+
+    for ins in comp.instructions:
+        op = REGISTRY[ins.opcode]
+        if ins.opcode == "parameter":
+            v = args[ins.attrs["index"]]
+        else:
+            fn = op.evaluate if mode == "eval" else op.smt
+            if fn is None:
+                from .errors import SmtError
+                raise SmtError(f"{ins.opcode} has no SMT encoding", ins.loc, f"instruction '{ins.name}'")
+            env = Env(graph=graph, call=call, extra=dict(extra or {}))
+            env.extra["operand_dtypes"] = [dtypes.get(o) for o in ins.operands]
+            try:
+                v = fn([values[o] for o in ins.operands], ins.attrs, ins.type, env)
+            except OpError as e:
+                raise EvalError(str(e), ins.loc, f"instruction '{ins.name}'") from None
+        values[ins.name] = v
+        if isinstance(ins.type, TensorType):
+            dtypes[ins.name] = ins.type.dtype
+            if mode == "eval":
+                assert isinstance(v, np.ndarray) and v.dtype == ins.type.dtype.np and (
+                    batched or v.shape == ins.type.shape), (
+                    f"{ins.name}: {ins.opcode} produced {getattr(v, 'dtype', type(v))}{getattr(v, 'shape', '')}, "
+                    f"expected {ins.type}")
+    return values[comp.root]
+
+
+def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run the entry computation on ``inputs`` and return its outputs as a flat list
+    (the root's value, or the elements of a root tuple).
+
+    Raises:
+        InputError: the inputs do not match the parameters.
+    """
+    args = check_inputs(graph, inputs)
+    r = run_computation(graph, graph.entry, args)
+    if isinstance(graph.result_type, TupleType):
+        return list(r)
+    return [r]

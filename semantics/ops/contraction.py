@@ -1,0 +1,279 @@
+"""Contractions: ``dot`` (general: batch and contracting dimensions) and ``reduce``.
+
+Accumulation order is part of the semantics for floats; both follow what XLA's CPU backend
+does (docs/semantics.md):
+
+* dot: integers accumulate the exact sum and wrap to the result type. Floats accumulate in f32
+  (f64 for f64) with one fused multiply-add per contracting index, in increasing index order
+  (``acc = fma(a[k], b[k], acc)``, DAZ/FTZ), then round once to the result type (bf16/f16). This
+  is XLA's order for most shapes; for some shapes its kernel library (YNNPACK) splits the sum
+  differently, which the conformance test bounds (see docs/semantics.md).
+* reduce: XLA's TreeReductionRewriter: when a reduced dimension exceeds 32, the operand is cut
+  into windows of 32 along each reduced dimension (``kSame`` padding, low = pad // 2; padded
+  positions are skipped), each window is folded sequentially from the init value, and the
+  partial results are reduced again, recursively. Reductions of at most 32 elements per reduced
+  dimension fold sequentially in row-major order of the reduced indices. The region is applied
+  through the interpreter (or the SMT encoder), so every rounding of the region (a bf16 add
+  rounds to bf16 at each step) is the region's own.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import z3
+
+from ..dtypes import F64, DType, from_numpy
+from ..ir import Attrs
+from ..types import TensorType, Type
+from . import _z3util as Z
+from ._common import dims_valid, tensor
+from ._float import daz, ftz, is_float_np, op_precision
+from ._table import AttrSpec, Env, OpDef, OpError, register
+
+WINDOW = 32
+
+
+# (1) dot -------------------------------------------------------------------------------------
+
+def _dot_dims(attrs: Attrs) -> tuple[tuple[int, ...], ...]:
+    return (attrs.get("lhs_batch_dims", ()), attrs.get("rhs_batch_dims", ()),
+            attrs.get("lhs_contracting_dims", ()), attrs.get("rhs_contracting_dims", ()))
+
+
+def _dot_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
+    a, b = tensor(types[0], "lhs"), tensor(types[1], "rhs")
+    lb, rb, lc, rc = _dot_dims(attrs)
+    if a.dtype != b.dtype:
+        raise OpError(f"dot operands have different element types: {a.dtype} vs {b.dtype}")
+    if a.dtype.is_pred:
+        raise OpError("dot is not defined on pred")
+    if len(lb) != len(rb) or len(lc) != len(rc):
+        raise OpError("lhs and rhs must list as many batch dimensions and contracting dimensions")
+    dims_valid(lb + lc, a.rank, "lhs batch+contracting dims")
+    dims_valid(rb + rc, b.rank, "rhs batch+contracting dims")
+    for x, y, what in ((lb, rb, "batch"), (lc, rc, "contracting")):
+        for i, j in zip(x, y, strict=True):
+            if a.shape[i] != b.shape[j]:
+                raise OpError(f"{what} dimension sizes differ: lhs dim {i} is {a.shape[i]}, rhs dim {j} is {b.shape[j]}")
+    lfree = [d for d in range(a.rank) if d not in lb + lc]
+    rfree = [d for d in range(b.rank) if d not in rb + rc]
+    shape = tuple(a.shape[d] for d in lb) + tuple(a.shape[d] for d in lfree) + tuple(b.shape[d] for d in rfree)
+    out_dt = a.dtype
+    if declared is not None:
+        d = tensor(declared, "result").dtype
+        if d != a.dtype:
+            if d.is_float != a.dtype.is_float or d.is_pred:
+                raise OpError(f"dot of {a.dtype} operands cannot produce {d}")
+            out_dt = d
+    return TensorType(out_dt, shape)
+
+
+def _dot_operands(a: Any, b: Any, attrs: Attrs) -> tuple[Any, Any, tuple[int, ...]]:
+    """Reshape both operands to (batch, M, K) and (batch, K, N); returns them and the output shape."""
+    lb, rb, lc, rc = _dot_dims(attrs)
+    lfree = [d for d in range(a.ndim) if d not in lb + lc]
+    rfree = [d for d in range(b.ndim) if d not in rb + rc]
+    bs = [a.shape[d] for d in lb]
+    m = [a.shape[d] for d in lfree]
+    n = [b.shape[d] for d in rfree]
+    k = math.prod(a.shape[d] for d in lc)
+    A = np.transpose(a, list(lb) + lfree + list(lc)).reshape(math.prod(bs), math.prod(m), k)
+    B = np.transpose(b, list(rb) + list(rc) + rfree).reshape(math.prod(bs), k, math.prod(n))
+    return A, B, tuple(bs + m + n)
+
+
+def _fma_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Correctly rounded f32 fused multiply-add with DAZ/FTZ, computed exactly in f64:
+    the product is exact in f64, the sum is rounded to odd (TwoSum error term), then to f32."""
+    p = a.astype(np.float64) * b.astype(np.float64)
+    c64 = c.astype(np.float64)
+    with np.errstate(all="ignore"):
+        s = p + c64
+        bb = s - p
+        e = (p - (s - bb)) + (c64 - bb)
+        bits = s.view(np.int64)
+        fix = (e != 0) & np.isfinite(s) & ((bits & 1) == 0)
+        if fix.any():
+            toward = np.where(np.signbit(e) == np.signbit(s), 1, -1).astype(np.int64)
+            s = np.where(fix, (bits + toward).view(np.float64), s)
+        return ftz(s, np.dtype(np.float32)).astype(np.float32)
+
+
+def _fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Correctly rounded f64 fused multiply-add (exact rational arithmetic; slow, f64 is rare)."""
+    out = np.empty(np.broadcast(a, b, c).shape, dtype=np.float64)
+    A, B, C = np.broadcast_arrays(a, b, c)
+    for idx in np.ndindex(out.shape):
+        x, y, z = float(A[idx]), float(B[idx]), float(C[idx])
+        if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+            out[idx] = x * y + z
+            continue
+        exact = Fraction(x) * Fraction(y) + Fraction(z)
+        r = float(exact) if exact != 0 else (x * y + z)
+        out[idx] = r
+    return ftz(out, np.dtype(np.float64))
+
+
+def _dot_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.ndarray:
+    t = tensor(out, "result")
+    A, B, shape = _dot_operands(args[0], args[1], attrs)
+    if not is_float_np(A.dtype):
+        wide = np.uint64 if t.dtype.bits == 64 and not t.dtype.is_signed else np.int64
+        with np.errstate(over="ignore"):
+            r = np.matmul(A.astype(wide), B.astype(wide))
+        return r.astype(t.dtype.np).reshape(shape)
+    prec = op_precision(A.dtype)
+    A = daz(A.astype(prec), prec)
+    B = daz(B.astype(prec), prec)
+    acc = np.zeros((A.shape[0], A.shape[1], B.shape[2]), dtype=prec)
+    fma = _fma_f64 if prec == np.float64 else _fma_f32
+    for k in range(A.shape[2]):
+        acc = fma(A[:, :, k:k + 1], B[:, k:k + 1, :], acc)
+    return acc.astype(t.dtype.np).reshape(shape)
+
+
+def _dot_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
+    t = tensor(out, "result")
+    src: DType = env.extra["operand_dtypes"][0]
+    A, B, shape = _dot_operands(args[0], args[1], attrs)
+    nb, m, k = A.shape
+    n = B.shape[2]
+    res = np.empty((nb, m, n), dtype=object)
+    from .convert import convert_term
+    for bi in range(nb):
+        for i in range(m):
+            for j in range(n):
+                if src.is_int:
+                    acc = z3.BitVecVal(0, t.dtype.bits)
+                    for kk in range(k):
+                        acc = acc + convert_term(A[bi, i, kk], src, t.dtype) * convert_term(B[bi, kk, j], src, t.dtype)
+                    res[bi, i, j] = acc
+                else:
+                    p = Z.prec_sort(src)
+                    acc = z3.fpPlusZero(p)
+                    for kk in range(k):
+                        x = Z.daz(Z.to_prec(A[bi, i, kk], src))
+                        y = Z.daz(Z.to_prec(B[bi, kk, j], src))
+                        acc = _z_fma_ftz(x, y, acc)
+                    res[bi, i, j] = acc if t.dtype.bits == p.ebits() + p.sbits() else z3.fpFPToFP(Z.RNE, acc, Z.sort_of(t.dtype))
+    return res.reshape(shape)
+
+
+def _z_fma_ftz(x: Any, y: Any, c: Any) -> Any:
+    """fma with FTZ (tininess before rounding: the round-toward-zero result is below the smallest
+    normal)."""
+    r = z3.fpFMA(Z.RNE, x, y, c)
+    rz = z3.fpFMA(Z.RTZ, x, y, c)
+    s = r.sort()
+    tiny = z3.Or(z3.fpIsSubnormal(rz), z3.fpIsSubnormal(r))
+    return z3.If(tiny, z3.If(z3.fpIsNegative(r), z3.fpMinusZero(s), z3.fpPlusZero(s)), r)
+
+
+register(OpDef("dot", (2, 2),
+               (AttrSpec("lhs_batch_dims", "ints", required=False, default=()),
+                AttrSpec("rhs_batch_dims", "ints", required=False, default=()),
+                AttrSpec("lhs_contracting_dims", "ints", required=False, default=()),
+                AttrSpec("rhs_contracting_dims", "ints", required=False, default=())),
+               _dot_infer, _dot_eval, _dot_smt, "contraction",
+               "operands of one type; result of that type or a wider one of the same kind (s8 x s8 -> s32)",
+               "output dims: batch, lhs free, rhs free. Integers: exact sum wrapped to the result type. "
+               "Floats: f32 (f64) accumulator, one FMA per contracting index in order, DAZ/FTZ, one final "
+               "rounding to bf16/f16. XLA's YNNPACK kernels reorder some f32 sums: conformance bound "
+               "2(K-1)u sum|a*b|"))
+
+
+# (2) reduce ----------------------------------------------------------------------------------
+
+def _reduce_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
+    x, init = tensor(types[0], "operand"), tensor(types[1], "init value")
+    if init.rank != 0:
+        raise OpError(f"reduce init value must be a scalar, got {init.short()}")
+    if init.dtype != x.dtype:
+        raise OpError(f"reduce init value type {init.dtype} differs from operand type {x.dtype}")
+    dims = attrs["dimensions"]
+    dims_valid(dims, x.rank, "reduce dimensions")
+    region = attrs["to_apply"]
+    if env.graph is not None:
+        try:
+            comp = env.graph.computation(region)
+        except KeyError:
+            raise OpError(f"to_apply={region} names no computation defined before it") from None
+        scalar = TensorType(x.dtype, ())
+        pts = comp.param_types
+        if len(pts) != 2 or not all(scalar.same_value_type(p) for p in pts) or not scalar.same_value_type(comp.result_type):
+            raise OpError(f"reduce region '{region}' must map ({scalar.short()}, {scalar.short()}) -> {scalar.short()}")
+    return TensorType(x.dtype, tuple(s for d, s in enumerate(x.shape) if d not in dims))
+
+
+def tree_reduce(x: Any, init: Any, dims: tuple[int, ...], fn: Any) -> Any:
+    """Reduce ``x`` over ``dims`` in XLA CPU's order (module docstring); ``fn(acc, v)`` is the
+    vectorized region. Works on numeric and on object (z3) arrays."""
+    keep = [d for d in range(x.ndim) if d not in dims]
+    red = sorted(dims)
+    y = np.transpose(x, keep + red)
+    return _fold(y, init, len(red), fn)
+
+
+def _fold(y: Any, init: Any, nred: int, fn: Any) -> Any:
+    lead = y.shape[: y.ndim - nred]
+    rs = y.shape[y.ndim - nred:]
+    if all(s <= WINDOW for s in rs):
+        flat = y.reshape(lead + (math.prod(rs),))
+        acc = np.empty(lead, dtype=y.dtype)
+        acc[...] = init
+        for k in range(flat.shape[-1]):
+            acc = fn(acc, flat[..., k])
+        return acc
+    ws = [min(s, WINDOW) for s in rs]
+    qs = [-(-s // w) for s, w in zip(rs, ws, strict=True)]
+    pads = [q * w - s for q, w, s in zip(qs, ws, rs, strict=True)]
+    los = [p // 2 for p in pads]
+    padded = np.empty(lead + tuple(q * w for q, w in zip(qs, ws, strict=True)), dtype=y.dtype)
+    padded[...] = init
+    valid = np.zeros(padded.shape[len(lead):], dtype=bool)
+    inner = tuple(slice(lo, lo + s) for lo, s in zip(los, rs, strict=True))
+    padded[(Ellipsis,) + inner] = y
+    valid[inner] = True
+    split = lead + tuple(v for q, w in zip(qs, ws, strict=True) for v in (q, w))
+    nl = len(lead)
+    perm = list(range(nl)) + [nl + 2 * i for i in range(nred)] + [nl + 2 * i + 1 for i in range(nred)]
+    win = np.transpose(padded.reshape(split), perm).reshape(lead + tuple(qs) + (math.prod(ws),))
+    vsplit = tuple(v for q, w in zip(qs, ws, strict=True) for v in (q, w))
+    vperm = [2 * i for i in range(nred)] + [2 * i + 1 for i in range(nred)]
+    vwin = np.transpose(valid.reshape(vsplit), vperm).reshape(tuple(qs) + (math.prod(ws),))
+    acc = np.empty(lead + tuple(qs), dtype=y.dtype)
+    acc[...] = init
+    for k in range(win.shape[-1]):
+        v = vwin[..., k]
+        if v.all():
+            acc = fn(acc, win[..., k])
+        elif v.any():
+            nxt = fn(acc, win[..., k])
+            acc = np.where(np.broadcast_to(v, acc.shape), nxt, acc)
+    return _fold(acc, init, nred, fn)
+
+
+def _reduce_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
+    x, init = args
+    region = attrs["to_apply"]
+    assert env.call is not None
+
+    def fn(acc: Any, v: Any) -> Any:
+        return env.call(region, [acc, v])
+
+    r = tree_reduce(x, init.reshape(())[()], attrs["dimensions"], fn)
+    return np.asarray(r, dtype=x.dtype) if x.dtype != object else r
+
+
+register(OpDef("reduce", (2, 2), (AttrSpec("dimensions", "ints"), AttrSpec("to_apply", "computation")),
+               _reduce_infer, _reduce_eval, _reduce_eval, "contraction",
+               "operand and scalar init of one type; region (T, T) -> T",
+               "XLA CPU order: windows of 32 along each reduced dimension longer than 32 (kSame padding, "
+               "padded positions skipped), each folded from init, then the partials reduced again; "
+               "at most 32: sequential row-major fold. The region's own rounding applies at every step"))
+
+__all__ = ["tree_reduce", "from_numpy", "F64"]
