@@ -47,10 +47,11 @@ IGNORED_ATTRS = frozenset({"metadata", "sharding", "backend_config", "frontend_a
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _INT = re.compile(r"[-+]?[0-9]+")
 _UINT = re.compile(r"[0-9]+")
-_SCALAR = re.compile(r"[-+]?(?:inf|nan(?:\(0x[0-9a-fA-F]+\))?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
-                     r"|true|false")
+_SCALAR = re.compile(r"[-+]?(?:inf|nan(?:\(0x[0-9a-fA-F]+\))?"
+                     r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)|true|false")
 _PADDING = re.compile(r"[-0-9_x]+")
 _MAX_NESTING = 64
+_MAX_DIGITS = 100
 
 
 class _Cursor:
@@ -138,7 +139,14 @@ class _Cursor:
         return self.ident(what)
 
     def integer(self, what: str = "an integer") -> int:
-        return int(self.match(_INT, what))
+        self.skip()
+        start = self.pos
+        return self.to_int(self.match(_INT, what), start)
+
+    def to_int(self, tok: str, pos: int) -> int:
+        if len(tok) > _MAX_DIGITS:
+            raise self.error(f"integer with more than {_MAX_DIGITS} digits", pos)
+        return int(tok)
 
     def ident_ahead(self) -> tuple[str, int] | None:
         """The identifier at the position and the index just after it, without moving."""
@@ -178,7 +186,9 @@ class _Parser:
             while True:
                 if c.at("<=") or c.at("?"):
                     raise c.error("unsupported dynamic dimension")
-                dims.append(int(c.match(_UINT, "a dimension size")))
+                c.skip()
+                dpos = c.pos
+                dims.append(c.to_int(c.match(_UINT, "a dimension size"), dpos))
                 if c.accept("]"):
                     break
                 c.expect(",")
@@ -279,7 +289,7 @@ class _Parser:
             parts = dim.split("_")
             if len(parts) not in (2, 3) or not all(_INT.fullmatch(p) for p in parts):
                 raise c.error(f"bad padding '{raw}': each dimension is lo_hi or lo_hi_interior", start)
-            vals = [int(p) for p in parts] + [0]
+            vals = [c.to_int(p, start) for p in parts] + [0]
             out.append((vals[0], vals[1], vals[2]))
         return tuple(out)
 
@@ -385,7 +395,8 @@ class _Parser:
                     break
                 c.expect(",")
         if count != shape[d]:
-            raise c.error(f"bad literal: dimension {d} has {count} elements, the type says {shape[d]}", open_pos)
+            raise c.error(f"bad literal: dimension {d} has {count} elements, the type says {shape[d]}",
+                          open_pos)
 
     def _scalar_token(self) -> tuple[str, int]:
         c = self.c
@@ -405,7 +416,7 @@ class _Parser:
         if dt.is_int:
             if not _INT.fullmatch(tok):
                 raise c.error(f"bad literal: '{tok}' is not an integer", pos)
-            v = int(tok)
+            v = c.to_int(tok, pos)
             if not dt.min <= v <= dt.max:
                 raise c.error(f"bad literal: {v} is out of range for {dt}", pos)
             return v
@@ -480,7 +491,8 @@ class _Parser:
             root = self.instruction(cb)
             if root is not None:
                 if seen_root is not None:
-                    raise c.error(f"second ROOT '{root}' in computation '{name}' (first '{seen_root}')", start)
+                    raise c.error(f"second ROOT '{root}' in computation '{name}' (first '{seen_root}')",
+                                  start)
                 seen_root = root
         gb.add_computation(cb.build(), entry=entry)
 

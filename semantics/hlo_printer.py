@@ -1,4 +1,5 @@
-"""Printer of a :class:`~semantics.ir.Graph` as XLA-style HLO text that :mod:`semantics.hlo_parser` reads back.
+"""Printer of a :class:`~semantics.ir.Graph` as XLA-style HLO text, which :mod:`semantics.hlo_parser`
+reads back.
 
 The output looks like what XLA prints, with bare names (no ``%``)::
 
@@ -32,7 +33,7 @@ import numpy as np
 from .dtypes import DType
 from .ir import Attrs, Computation, Graph, Instruction, Literal
 from .ops import REGISTRY
-from .types import TensorType, TupleType, Type
+from .types import TupleType, Type
 
 __all__ = ["print_hlo", "format_type", "format_literal", "format_scalar"]
 
@@ -126,7 +127,8 @@ def _format_instruction(ins: Instruction, root: bool) -> str:
         args = format_literal(ins.attrs["literal"])
     else:
         args = ", ".join(ins.operands)
-    parts = [f"{ins.name} = {format_type(ins.type)} {ins.opcode}({args})"] + _format_attrs(ins.opcode, ins.attrs)
+    head = f"{ins.name} = {format_type(ins.type)} {ins.opcode}({args})"
+    parts = [head, *_format_attrs(ins.opcode, ins.attrs)]
     return ("ROOT " if root else "") + ", ".join(parts)
 
 
@@ -141,7 +143,8 @@ def print_hlo(g: Graph) -> str:
     """The module as HLO text (see the module docstring for the form)."""
     entry = g.entry
     params = ", ".join(format_type(t, effective=True) for t in entry.param_types)
-    lines = [f"HloModule {g.name}, entry_computation_layout={{({params})->{format_type(entry.result_type, True)}}}"]
+    result = format_type(entry.result_type, effective=True)
+    lines = [f"HloModule {g.name}, entry_computation_layout={{({params})->{result}}}"]
     for comp in g.computations:
         if comp.name != g.entry_name:
             lines += ["", *_format_computation(comp, False)]

@@ -296,13 +296,13 @@ _ARITH_XLA = ("integers wrap (two's complement); floats IEEE-754 round-to-neares
               "(f32/f64), bf16/f16 computed in f32 and rounded once")
 
 _register_elementwise("add", 2, "num", _arith(np.add, np.add),
-                      _z_fp_or_bv(lambda a, b: z3.fpAdd(Z.RNE, a, b), lambda a, b: a + b),
+                      _z_fp_or_bv(lambda rm, a, b: z3.fpAdd(rm, a, b), lambda a, b: a + b),
                       "same integer or float type in and out", _ARITH_XLA)
 _register_elementwise("subtract", 2, "num", _arith(np.subtract, np.subtract),
-                      _z_fp_or_bv(lambda a, b: z3.fpSub(Z.RNE, a, b), lambda a, b: a - b),
+                      _z_fp_or_bv(lambda rm, a, b: z3.fpSub(rm, a, b), lambda a, b: a - b),
                       "same integer or float type in and out", _ARITH_XLA)
 _register_elementwise("multiply", 2, "num", _arith(np.multiply, np.multiply),
-                      _z_fp_or_bv(lambda a, b: z3.fpMul(Z.RNE, a, b), lambda a, b: a * b),
+                      _z_fp_or_bv(lambda rm, a, b: z3.fpMul(rm, a, b), lambda a, b: a * b),
                       "same integer or float type in and out", _ARITH_XLA)
 _register_elementwise("divide", 2, "num", _np_divide, _z_div, "same integer or float type in and out",
                       "integers truncate toward zero; x/0 = -1 (all bits set; UINT_MAX for unsigned); "

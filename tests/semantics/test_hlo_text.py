@@ -19,7 +19,6 @@ from semantics.dtypes import DTYPES
 from semantics.errors import AccvError, GraphError, HloSyntaxError
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.hlo_printer import format_scalar, print_hlo
-from semantics.ir import Graph
 from semantics.types import Layout, TensorType
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
@@ -30,37 +29,20 @@ def _ids(paths: list[Path]) -> list[str]:
     return [str(p.relative_to(CORPUS)) for p in paths]
 
 
-def _parse_corpus(path: Path) -> Graph:
-    """parse_file, turning the one known operator-table gap into an xfail (see _known_ops_gap)."""
-    try:
-        return parse_file(path)
-    except GraphError as e:
-        if _known_ops_gap(e):
-            pytest.xfail(f"semantics/ops/structural.py rejects XLA's degenerate broadcast: {e}")
-        raise
-
-
-def _known_ops_gap(e: GraphError) -> bool:
-    # XLA accepts broadcast of a size-1 operand dimension to a larger output dimension (the fuzz
-    # corpus is checked to compile and run on XLA CPU); structural.py's _broadcast_infer does not
-    # yet. Remove this once that rule allows `x.shape[i] == 1`.
-    return "broadcast: operand dimension" in e.reason and "(size 1)" in e.reason
-
-
 def test_corpus_present() -> None:
     assert len(CORPUS_FILES) == 133
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=_ids(CORPUS_FILES))
 def test_corpus_parses(path: Path) -> None:
-    g = _parse_corpus(path)
+    g = parse_file(path)
     assert g.entry.instructions
     assert g.entry_name in {c.name for c in g.computations}
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=_ids(CORPUS_FILES))
 def test_corpus_round_trip(path: Path) -> None:
-    g = _parse_corpus(path)
+    g = parse_file(path)
     text = print_hlo(g)
     g2 = parse_hlo(text, "printed")
     assert g2 == g
@@ -141,7 +123,7 @@ def test_attribute_kinds() -> None:
 ENTRY main {
   a = f32[4,6] parameter(0)
   z = f32[] constant(0)
-  p = f32[6,11] pad(a, z), padding=1_1x-1_0_2
+  p = f32[6,15] pad(a, z), padding=1_1x-1_0_2
   s = f32[2,3] slice(a), slice={[0:4:2], [1:4]}
   i = s32[3,2] iota(), iota_dimension=1
   ROOT c = pred[4,6] compare(a, a), comparison_direction=LT, type=TOTALORDER
@@ -277,9 +259,9 @@ def test_error_bad_literal_count() -> None:
     text = SMALL.replace("  ROOT c", "  k = s8[2,2] constant({ {1, 2}, {3, 4, 5} })\n  ROOT c")
     err = _error(text, HloSyntaxError)
     assert "bad literal" in err.reason and "3 elements" in err.reason
-    _at(err, 6, 35)
+    _at(err, 6, 34)
     err = _error(SMALL.replace("  ROOT c", "  k = s8[3] constant({1, 2})\n  ROOT c"), HloSyntaxError)
-    _at(err, 6, 23)
+    _at(err, 6, 22)
 
 
 @pytest.mark.parametrize("lit,why", [("{300, 1}", "out of range"), ("{1.5, 1}", "not an integer"),
@@ -287,7 +269,7 @@ def test_error_bad_literal_count() -> None:
 def test_error_bad_literal_value(lit: str, why: str) -> None:
     err = _error(SMALL.replace("  ROOT c", f"  k = s8[2] constant({lit})\n  ROOT c"), HloSyntaxError)
     assert why in err.reason
-    _at(err, 6, 24)
+    _at(err, 6, 23)
 
 
 def test_error_duplicate_name() -> None:

@@ -1,0 +1,33 @@
+# Quick start targets (README.md). Each target creates the virtual environment and installs the
+# project on first use; later runs reuse it (the stamp file tracks pyproject.toml).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell $(PY) -c "import hashlib,sys;print(hashlib.sha256(open('pyproject.toml','rb').read()).hexdigest()[:12])")
+KERNEL ?= ../shared/corpus/paper/qkv_attention.hlo
+EXTRAS ?= test,xla
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-all venv clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+## The main job: evaluate a corpus kernel with the reference interpreter.
+demo: $(STAMP)
+	$(BIN)/accv run $(KERNEL) --seed 0
+
+## The default test run (slow tests excluded; `make test PYTEST_ARGS=--runslow` includes them).
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --runslow $(PYTEST_ARGS)
+
+clean:
+	rm -rf build .pytest_cache .hypothesis
