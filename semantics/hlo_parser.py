@@ -432,15 +432,16 @@ class _Parser:
                 raise c.error(f"bad literal: NaN payload {body[4:-1]} does not fit {dt}", pos)
             return sign | exp_mask | payload
         with np.errstate(all="ignore"):
-            v = np.array(float(tok), dtype=dt.np)
-        return int(v.view(dt.uint_np))
+            f = np.array(float(tok), dtype=dt.np)
+        return int(f.view(dt.uint_np))
 
     # -- module structure ---------------------------------------------------------------------
 
     def module(self) -> Graph:
         c = self.c
         c.skip()
-        if c.ident_ahead() is None or c.ident_ahead()[0] != "HloModule":  # type: ignore[index]
+        head = c.ident_ahead()
+        if head is None or head[0] != "HloModule":
             raise c.error(f"expected 'HloModule', got {c.describe()}")
         c.ident()
         gb = GraphBuilder(c.name("a module name"))

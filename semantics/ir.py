@@ -32,8 +32,8 @@ class Literal:
 
     @staticmethod
     def from_array(a: np.ndarray) -> Literal:
-        a = np.ascontiguousarray(a)
-        return Literal(from_numpy(a.dtype), tuple(a.shape), a.tobytes())
+        a = np.asarray(a)
+        return Literal(from_numpy(a.dtype), tuple(a.shape), a.tobytes())  # tobytes() is C order
 
     def to_array(self) -> np.ndarray:
         a = np.frombuffer(self.data, dtype=self.dtype.np).reshape(self.shape)

@@ -67,6 +67,16 @@ def value_of(term: z3.ExprRef, dt: DType) -> Any:
     return np.array(bv.as_long(), dtype=dt.uint_np).view(dt.np)[()]
 
 
+def ieee_bits(x: z3.ExprRef) -> z3.ExprRef:
+    """The IEEE bit pattern of a float term as a bit-vector. SMT-LIB leaves ``fp.to_ieee_bv`` of
+    NaN unspecified (SMT has one NaN), so NaN is given the bits of the positive quiet NaN, the value
+    :func:`value_of` reads NaN as."""
+    s = x.sort()
+    e, m = s.ebits(), s.sbits() - 1
+    qnan = (((1 << e) - 1) << m) | (1 << (m - 1))
+    return z3.If(z3.fpIsNaN(x), z3.BitVecVal(qnan, e + m + 1), z3.fpToIEEEBV(x))
+
+
 def elementwise(fn: Any, *arrays: np.ndarray) -> np.ndarray:
     """Apply a scalar z3 function elementwise over object arrays of the same shape."""
     shape = arrays[0].shape

@@ -104,6 +104,34 @@ def _to_float(x: np.ndarray, src: DType, out: DType) -> np.ndarray:
     return _round_int_to(x, F16)
 
 
+def _round_int_to(x: np.ndarray, out: DType) -> np.ndarray:
+    """Round 64-bit integers to a float type with one RNE step (exact integer arithmetic)."""
+    flat = x.reshape(-1)
+    res = np.empty(flat.shape, dtype=out.np)
+    for i, v in enumerate(flat.tolist()):
+        res[i] = _round_int_scalar(int(v), out)
+    return res.reshape(x.shape)
+
+
+def _round_int_scalar(v: int, out: DType) -> Any:
+    if v == 0:
+        return out.np.type(0)
+    m = abs(v)
+    p = out.man_bits + 1
+    e = m.bit_length()
+    if e > p:
+        shift = e - p
+        q, r = divmod(m, 1 << shift)
+        half = 1 << (shift - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+        m = q << shift
+    # m has at most p significant bits, so float(m) is exact; the cast to out is then exact too
+    # (or overflows to inf, as RNE does)
+    with np.errstate(over="ignore"):
+        return np.array(float(m) if v > 0 else -float(m), dtype=np.float64).astype(out.np)
+
+
 def convert_array(x: np.ndarray, out: DType) -> np.ndarray:
     src = from_numpy(x.dtype)
     if src == out:
@@ -207,7 +235,7 @@ def _bitcast_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> 
 
 
 def _bits_term(a: Any, dt: DType) -> Any:
-    return z3.fpToIEEEBV(a) if dt.is_float else a
+    return Z.ieee_bits(a) if dt.is_float else a
 
 
 def _from_bits_term(b: Any, dt: DType) -> Any:

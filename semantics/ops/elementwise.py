@@ -410,7 +410,7 @@ def _z_compare(a: Any, b: Any, dt: DType, direction: str, total: bool) -> Any:
 
 
 def _z_total_key(a: Any, dt: DType) -> Any:
-    bits = z3.fpToIEEEBV(a)
+    bits = Z.ieee_bits(a)
     w = dt.bits
     return z3.If(bits < 0, bits ^ z3.BitVecVal((1 << (w - 1)) - 1, w), bits)
 

@@ -1,0 +1,101 @@
+"""The accv CLI: parse and run every corpus kernel; bad input gives one line on stderr and exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from accv.cli import main
+from tests.conftest import CORPUS
+
+KERNELS = sorted(CORPUS.glob("**/*.hlo"))
+
+
+def test_corpus_present() -> None:
+    assert len(KERNELS) == 133, f"expected the 133 corpus kernels under {CORPUS}"
+
+
+@pytest.mark.parametrize("path", KERNELS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_parse_and_run_every_corpus_kernel(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("HloModule ")
+    again = tmp_path / "again.hlo"
+    again.write_text(printed)
+    assert main(["parse", str(again)]) == 0
+    assert capsys.readouterr().out == printed  # printing is a fixed point
+    assert main(["run", str(path), "--seed", "1", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "output 0:" in out and "sha256:" in out
+    assert (tmp_path / "out" / "output0.npy").is_file()
+
+
+def test_run_is_deterministic_and_reads_its_own_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    k = CORPUS / "paper" / "qkv_attention.hlo"
+    assert main(["run", str(k), "--seed", "7", "--out", str(tmp_path / "a")]) == 0
+    first = capsys.readouterr().out.splitlines()[1].split("->")[0]
+    inputs = ",".join(str(tmp_path / "a" / f"input{i}.npy") for i in range(3))
+    assert main(["run", str(k), "--inputs", inputs, "--out", str(tmp_path / "b")]) == 0
+    second = capsys.readouterr().out.splitlines()[1].split("->")[0]
+    assert first == second
+    a = np.load(tmp_path / "a" / "output0.npy").view(ml_dtypes.bfloat16)
+    b = np.load(tmp_path / "b" / "output0.npy").view(ml_dtypes.bfloat16)
+    assert a.tobytes() == b.tobytes()
+
+
+BAD = {
+    "truncated": ("HloModule m\nENTRY e {\n  p = s8[4] parameter(0)\n", "4:1"),
+    "unknown_op": ("HloModule m\nENTRY e {\n  p = s8[4] parameter(0)\n  ROOT r = s8[4] frobnicate(p)\n}\n", "4:"),
+    "arity": ("HloModule m\nENTRY e {\n  p = s8[4] parameter(0)\n  ROOT r = s8[4] add(p)\n}\n", "4:"),
+    "shape": ("HloModule m\nENTRY e {\n  p = s8[4] parameter(0)\n  ROOT r = s8[5] negate(p)\n}\n", "4:"),
+    "undefined": ("HloModule m\nENTRY e {\n  p = s8[4] parameter(0)\n  ROOT r = s8[4] add(p, q)\n}\n", "4:"),
+    "layout": ("HloModule m\nENTRY e {\n  ROOT p = s8[4,4]{0,0} parameter(0)\n}\n", "3:"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD))
+def test_bad_input_is_one_line_exit_2(kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, line = BAD[kind]
+    f = tmp_path / f"{kind}.hlo"
+    f.write_text(text)
+    for cmd in ("parse", "run"):
+        assert main([cmd, str(f)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("accv: ")
+        assert f"{f}:{line}" in err, err
+        assert "Traceback" not in err
+
+
+def test_missing_file_and_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(tmp_path / "nope.hlo")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    k = CORPUS / "paper" / "gemmini_add.hlo"
+    wrong = tmp_path / "w.npy"
+    np.save(wrong, np.zeros((3, 3), np.float32))
+    assert main(["run", str(k), "--inputs", f"{wrong},{wrong}"]) == 2
+    err = capsys.readouterr().err
+    assert "dtype float32" in err and err.count("\n") == 1
+    assert main(["run", str(k), "--inputs", str(wrong)]) == 2
+    assert "takes 2 inputs" in capsys.readouterr().err
+
+
+def test_console_entry_point_subprocess(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("HloModule m\nENTRY e {\n  ROOT r = s8[4] parameter(0\n}\n")
+    r = subprocess.run([sys.executable, "-m", "accv", "parse", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr == f"accv: {bad}:4:1: expected ')', got '}}'\n"
+    r = subprocess.run([sys.executable, "-m", "accv", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("accv ")
+
+
+def test_docs_operator_table_in_sync() -> None:
+    from semantics.docs import sync_docs
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "semantics.md"
+    assert sync_docs(doc, write=False), "docs/semantics.md is stale: run python -m semantics.docs --write"
