@@ -12,6 +12,7 @@ from enum import Enum
 
 import ml_dtypes
 import numpy as np
+import numpy as _np  # the ``np`` property shadows the module name inside DType
 
 __all__ = ["Kind", "DType", "DTYPES", "dtype", "PRED", "S8", "U8", "S16", "U16", "S32", "U32", "S64",
            "U64", "BF16", "F16", "F32", "F64", "INT_DTYPES", "FLOAT_DTYPES", "from_numpy"]
@@ -46,7 +47,7 @@ class DType:
         return self.bits // 8
 
     @property
-    def np(self) -> np.dtype:
+    def np(self) -> _np.dtype:
         return _NP[self.name]
 
     @property
@@ -66,9 +67,9 @@ class DType:
         return self.kind is Kind.PRED
 
     @property
-    def uint_np(self) -> np.dtype:
+    def uint_np(self) -> _np.dtype:
         """The unsigned integer numpy dtype of the same width (for bit patterns)."""
-        return np.dtype(f"u{self.nbytes}")
+        return _np.dtype(f"u{self.nbytes}")
 
     @property
     def min(self) -> int:

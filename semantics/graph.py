@@ -15,7 +15,7 @@ from .errors import GraphError, SourceLoc
 from .ir import Attrs, Computation, Graph, Instruction
 from .layout import check_layout
 from .ops import REGISTRY, Env, OpError
-from .types import TensorType, TupleType, Type
+from .types import TupleType, Type
 
 __all__ = ["GraphBuilder", "ComputationBuilder", "validate_type"]
 
@@ -120,12 +120,13 @@ class ComputationBuilder:
             raise GraphError(f"computation '{self.name}' has parameters {sorted(self._params)} but no parameter({missing})",
                              self.loc)
         root = self._root or self._instrs[-1].name
-        users = {o for i in self._instrs for o in i.operands}
-        for i in self._instrs:
-            if isinstance(i.type, TupleType) and i.name != root and i.opcode != "parameter":
-                if any(u.opcode != "get-tuple-element" for u in self._instrs if i.name in u.operands):
-                    raise GraphError("a tuple may be used only by get-tuple-element", i.loc, f"instruction '{i.name}'")
-        del users
+        for user in self._instrs:
+            if user.opcode == "get-tuple-element":
+                continue
+            for o in user.operands:
+                if isinstance(self._by_name[o].type, TupleType):
+                    raise GraphError(f"tuple '{o}' may be used only by get-tuple-element", user.loc,
+                                     f"instruction '{user.name}'")
         return Computation(self.name, tuple(self._instrs), root, tuple(self._params[i] for i in range(n)), self.loc)
 
 
@@ -169,6 +170,3 @@ class GraphBuilder:
             self._entry = self._comps[-1].name
         return Graph(self.name, tuple(self._comps), self._entry)
 
-
-def scalar(t: Type) -> bool:
-    return isinstance(t, TensorType) and t.rank == 0

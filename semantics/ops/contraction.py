@@ -129,7 +129,9 @@ def _dot_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.n
     prec = op_precision(A.dtype)
     A = daz(A.astype(prec), prec)
     B = daz(B.astype(prec), prec)
-    acc = np.zeros((A.shape[0], A.shape[1], B.shape[2]), dtype=prec)
+    # XLA rewrites a dot whose contraction has one element into a multiply, so a -0.0 product stays
+    # -0.0: start from -0.0 (x*y + -0.0 == x*y exactly). Longer sums start from +0.0 (measured).
+    acc = np.full((A.shape[0], A.shape[1], B.shape[2]), -0.0 if A.shape[2] == 1 else 0.0, dtype=prec)
     fma = _fma_f64 if prec == np.float64 else _fma_f32
     for k in range(A.shape[2]):
         acc = fma(A[:, :, k:k + 1], B[:, k:k + 1, :], acc)
@@ -154,7 +156,7 @@ def _dot_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
                     res[bi, i, j] = acc
                 else:
                     p = Z.prec_sort(src)
-                    acc = z3.fpPlusZero(p)
+                    acc = z3.fpMinusZero(p) if k == 1 else z3.fpPlusZero(p)   # as _dot_eval
                     for kk in range(k):
                         x = Z.daz(Z.to_prec(A[bi, i, kk], src))
                         y = Z.daz(Z.to_prec(B[bi, kk, j], src))
@@ -260,10 +262,11 @@ def _fold(y: Any, init: Any, nred: int, fn: Any) -> Any:
 def _reduce_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     x, init = args
     region = attrs["to_apply"]
-    assert env.call is not None
+    call = env.call
+    assert call is not None
 
     def fn(acc: Any, v: Any) -> Any:
-        return env.call(region, [acc, v])
+        return call(region, [acc, v])
 
     r = tree_reduce(x, init.reshape(())[()], attrs["dimensions"], fn)
     return np.asarray(r, dtype=x.dtype) if x.dtype != object else r

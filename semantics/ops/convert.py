@@ -16,8 +16,8 @@ from ..dtypes import BF16, F16, F32, F64, PRED, DType, from_numpy
 from ..ir import Attrs
 from ..types import TensorType, Type
 from . import _z3util as Z
-from ._float import daz, ftz, op_precision
 from ._common import need_declared, tensor
+from ._float import daz, ftz, op_precision
 from ._table import Env, OpDef, OpError, register
 
 

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import z3
 
-from ..dtypes import BF16, F16, F32, PRED, DType, Kind, from_numpy
+from ..dtypes import PRED, DType, Kind
 from ..ir import Attrs
 from ..types import TensorType, Type
 from . import _z3util as Z
-from ._float import daz, float_op, is_float_np, op_precision
 from ._common import same_dtype, same_shape, tensor
+from ._float import daz, float_op, is_float_np, op_precision
 from ._table import AttrSpec, Env, OpDef, OpError, register
 
 NpFn = Callable[..., np.ndarray]
@@ -82,7 +82,7 @@ def _register_elementwise(name: str, arity: int, allowed: str, np_fn: NpFn, z_fn
                           dtypes: str, xla: str, *, out_pred: bool = False, uninterpreted: bool = False,
                           attrs: tuple[AttrSpec, ...] = ()) -> None:
     def evaluate(args: list[np.ndarray], a: Attrs, out: Type, env: Env) -> np.ndarray:
-        return np_fn(*args)
+        return np.asarray(np_fn(*args))  # numpy returns scalars for rank-0 operands
     register(OpDef(name, (arity, arity), attrs, _infer_same(allowed, name, out_pred), evaluate,
                    _vec(z_fn) if z_fn is not None else None, "elementwise", dtypes, xla,
                    uninterpreted=uninterpreted))
@@ -387,7 +387,7 @@ def _compare_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> 
         else:
             prec = op_precision(a.dtype)
             a, b = daz(a.astype(prec), prec), daz(b.astype(prec), prec)
-    return _CMP_NP[direction](a, b)
+    return np.asarray(_CMP_NP[direction](a, b))
 
 
 def _z_compare(a: Any, b: Any, dt: DType, direction: str, total: bool) -> Any:
@@ -476,7 +476,7 @@ def _clamp_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     lo, x, hi = args
     lo = np.broadcast_to(lo, x.shape)
     hi = np.broadcast_to(hi, x.shape)
-    return _np_min(_np_max(x, lo), hi)
+    return np.asarray(_np_min(_np_max(x, lo), hi))
 
 
 def _clamp_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:

@@ -21,7 +21,6 @@ from . import _z3util as Z
 from ._common import dims_valid, need_declared, same_dtype, tensor
 from ._table import AttrSpec, Env, OpDef, OpError, register
 
-
 # (1) parameter -------------------------------------------------------------------------------
 
 def _param_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
@@ -125,7 +124,7 @@ def _broadcast_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     shape = [1] * t.rank
     for i, d in enumerate(dims):
         shape[d] = x.shape[i]
-    return np.ascontiguousarray(np.broadcast_to(x.reshape(shape), t.shape))
+    return np.ascontiguousarray(np.broadcast_to(x.reshape(shape), t.shape)).reshape(t.shape)  # rank 0 stays rank 0
 
 
 register(OpDef("broadcast", (1, 1), (AttrSpec("dimensions", "ints"),), _broadcast_infer, _broadcast_eval,
@@ -164,7 +163,7 @@ def _transpose_infer(types: list[Type], attrs: Attrs, declared: Type | None, env
 
 
 def _transpose_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
-    return np.ascontiguousarray(np.transpose(args[0], attrs["dimensions"]))
+    return np.ascontiguousarray(np.transpose(args[0], attrs["dimensions"])).reshape(tensor(out, "result").shape)
 
 
 register(OpDef("transpose", (1, 1), (AttrSpec("dimensions", "ints"),), _transpose_infer, _transpose_eval,
@@ -189,7 +188,8 @@ def _slice_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: En
 
 
 def _slice_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
-    return np.ascontiguousarray(args[0][tuple(slice(s, e, st) for s, e, st in attrs["slice"])])
+    return np.ascontiguousarray(args[0][tuple(slice(s, e, st) for s, e, st in attrs["slice"])]).reshape(
+        tensor(out, "result").shape)
 
 
 register(OpDef("slice", (1, 1), (AttrSpec("slice", "slice"),), _slice_infer, _slice_eval, _slice_eval,
@@ -236,7 +236,7 @@ def _reverse_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: 
 
 def _reverse_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     dims = attrs["dimensions"]
-    return np.ascontiguousarray(np.flip(args[0], axis=dims) if dims else args[0].copy())
+    return np.ascontiguousarray(np.flip(args[0], axis=dims) if dims else args[0].copy()).reshape(args[0].shape)
 
 
 register(OpDef("reverse", (1, 1), (AttrSpec("dimensions", "ints"),), _reverse_infer, _reverse_eval,
@@ -279,7 +279,7 @@ def _pad_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
         res[idx] = x
     crop = tuple(slice(-lo if lo < 0 else 0, f + hi if hi < 0 else f)
                  for (lo, hi, _), f in zip(pads, full, strict=True))
-    return np.ascontiguousarray(res[crop])
+    return np.ascontiguousarray(res[crop]).reshape(tensor(out, "result").shape)
 
 
 register(OpDef("pad", (2, 2), (AttrSpec("padding", "padding"),), _pad_infer, _pad_eval, _pad_eval, "structural",
@@ -332,6 +332,9 @@ def _check_indices(types: list[Type], rank: int, first: int) -> None:
     for i, t in enumerate(idx):
         if t.rank != 0 or not t.dtype.is_int:
             raise OpError(f"start index {i} must be an integer scalar, got {t.short()}")
+        if t.dtype != idx[0].dtype:
+            raise OpError(f"start indices must all have one element type (XLA): index 0 is {idx[0].dtype}, "
+                          f"index {i} is {t.dtype}")
 
 
 def _ds_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
@@ -354,7 +357,8 @@ def _ds_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     x = args[0]
     sizes = attrs["dynamic_slice_sizes"]
     starts = _clamped_starts(args[1:], [n - s for n, s in zip(x.shape, sizes, strict=True)])
-    return np.ascontiguousarray(x[tuple(slice(s, s + n) for s, n in zip(starts, sizes, strict=True))])
+    return np.ascontiguousarray(x[tuple(slice(s, s + n) for s, n in zip(starts, sizes, strict=True))]).reshape(
+        tuple(sizes))
 
 
 def _z_clamp_start(i: Any, dt: Any, limit: int) -> Any:

@@ -152,6 +152,19 @@ def mixed(rng: np.random.Generator, dt: DType, n: int) -> np.ndarray:
     return a
 
 
+def canonical_nan(a: np.ndarray) -> np.ndarray:
+    """``a`` with every NaN replaced by the positive quiet NaN, the one NaN SMT-LIB has.
+
+    Used only for the two operators whose result exposes a NaN's bits as a non-float value
+    (bitcast-convert float -> int, compare type=TOTALORDER): SMT cannot tell NaNs apart, so with
+    other NaN inputs the comparison would test the NaN relaxation, not the encoding."""
+    if a.dtype.kind in "biu":
+        return a
+    with np.errstate(invalid="ignore"):
+        nan = np.isnan(a.astype(np.float64))
+    return np.where(nan, np.array(np.nan, dtype=a.dtype), a).astype(a.dtype)
+
+
 def edge_pairs(dt: DType) -> tuple[np.ndarray, np.ndarray]:
     """The full cross product of dt's edge values (as two parallel vectors)."""
     ev = edge_values(dt)
@@ -270,7 +283,7 @@ def test_compare(dt: DType, direction: str) -> None:
     assert_agree(single("compare", [t, t], {"comparison_direction": direction}), [a, b])
     if dt.is_float:
         g = single("compare", [t, t], {"comparison_direction": direction, "type": "TOTALORDER"})
-        assert_agree(g, [a, b])
+        assert_agree(g, [canonical_nan(a), canonical_nan(b)])
 
 
 @pytest.mark.parametrize("dt", ALL, ids=ids(ALL))
@@ -330,7 +343,7 @@ BITCAST = [(s, d) for s in ALL for d in ALL if s.bits == d.bits and s.is_pred ==
 @pytest.mark.parametrize("src,dst", BITCAST, ids=[f"{s.name}-{d.name}" for s, d in BITCAST])
 def test_bitcast_convert(src: DType, dst: DType) -> None:
     rng = np.random.default_rng(5)
-    a = np.concatenate([edge_values(src), random_bits(rng, src, (64,))])
+    a = canonical_nan(np.concatenate([edge_values(src), random_bits(rng, src, (64,))]))
     t = TensorType(src, a.shape)
     assert_agree(single("bitcast-convert", [t], declared=TensorType(dst, a.shape)), [a])
 
@@ -565,6 +578,8 @@ def test_property_single_op(case: tuple[str, DType], seed: int, n: int, directio
             attrs["type"] = "TOTALORDER"
     g = single(opcode, params, attrs)
     inputs = [mixed(rng, dt, n) for _ in params]
+    if attrs and "type" in attrs:
+        inputs = [canonical_nan(x) for x in inputs]
     assert_agree(g, inputs)
 
 
