@@ -238,7 +238,7 @@ def _s_reverse(c: _Ctx) -> str | None:
 
 
 def _s_pad(c: _Ctx) -> str | None:
-    o = c.operand()
+    o = c.operand(min_rank=1)  # XLA's text has no spelling for a rank-0 padding config
     if o is None:
         return None
     x, t = o

@@ -102,6 +102,12 @@ def _fresh(names: set[str], base: str) -> str:
     return name
 
 
+def _xla_spelling(text: str) -> str:
+    """The operator table calls compare's attribute ``comparison_direction``; XLA's HLO text calls it
+    ``direction`` (XLA's parser rejects the former). Rename that one attribute token."""
+    return text.replace(", comparison_direction=", ", direction=")
+
+
 def compile_text(text: str) -> Any:
     """Compile HLO text on XLA:CPU (cached by text); returns the loaded executable."""
     exe = _cache.get(text)
@@ -122,7 +128,7 @@ def run_xla(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     if any(isinstance(t, TupleType) for t in graph.param_types):
         raise ValueError("run_xla: tuple-typed parameters are not supported")
     hoisted, extra = hoist_constants(graph)
-    text = print_hlo(hoisted)
+    text = _xla_spelling(print_hlo(hoisted))
     exe = compile_text(text)
     st = _jax()
     dev = st["client"].local_devices()[0]
