@@ -344,7 +344,7 @@ def _s_compare(c: _Ctx) -> str | None:
     x, t = o
     y = c.operand(dtype=t.dtype, shape=t.shape)
     assert y
-    attrs: dict[str, object] = {"comparison_direction": c.pick(("EQ", "NE", "LT", "LE", "GT", "GE"))}
+    attrs: dict[str, object] = {"direction": c.pick(("EQ", "NE", "LT", "LE", "GT", "GE"))}
     if t.dtype.is_float and c.chance(0.5):
         attrs["type"] = c.pick(("TOTALORDER", "FLOAT"))
     return c.add("compare", [x, y[0]], **attrs)
@@ -379,6 +379,18 @@ def _region(c: _Ctx, fn: str, dt: DType) -> str:
     return c.regions[key]
 
 
+def _identity(fn: str, dt: DType) -> Literal:
+    if dt.is_pred:
+        v: object = fn == "and"
+    elif fn in ("maximum", "minimum"):
+        v = (-np.inf if fn == "maximum" else np.inf) if dt.is_float else (dt.min if fn == "maximum" else dt.max)
+    elif fn == "and":
+        v = -1 if dt.is_signed else dt.max
+    else:
+        v = 1 if fn == "multiply" else 0
+    return Literal.from_array(np.array(v).astype(dt.np))
+
+
 def _s_reduce(c: _Ctx) -> str | None:
     o = c.operand(min_rank=1) if c.chance(0.5) else None
     if o is None:
@@ -392,7 +404,10 @@ def _s_reduce(c: _Ctx) -> str | None:
                                                  + (["and", "or"] if t.dtype.is_int else []))
     fn = str(c.pick(fns))
     dims = tuple(d for d in range(t.rank) if c.chance(0.5)) or (int(c.rng.integers(t.rank)),)
-    init = c.fresh(TensorType(t.dtype, ()))
+    # XLA assumes init is an identity of the region (and skips it for size-1 reductions): mostly
+    # use the identity, sometimes an arbitrary value
+    it = TensorType(t.dtype, ())
+    init = c.add("constant", [], literal=_identity(fn, t.dtype)) if c.chance(0.85) else c.fresh(it)
     return c.add("reduce", [x, init], dimensions=dims, to_apply=_region(c, fn, t.dtype))
 
 

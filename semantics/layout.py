@@ -69,14 +69,14 @@ def bflat(value: np.ndarray, tt: TensorType) -> np.ndarray:
         raise GraphError(f"bflat: value of shape {value.shape} does not have type {tt}")
     order, phys = _physical_shape(tt)
     lay = tt.effective_layout
-    a = np.ascontiguousarray(value.astype(tt.dtype.np, copy=False)).transpose(order)
+    a = np.asarray(value.astype(tt.dtype.np, copy=False)).transpose(order)
     if lay.tiles:
         pad = [(0, p - s) for s, p in zip(a.shape, phys, strict=True)]
         if any(hi for _, hi in pad):
             a = np.pad(a, pad)
         split, perm = _tile_perm(phys, lay.tiles)
         a = a.reshape(split).transpose(perm)
-    a = np.ascontiguousarray(a)
+    a = np.array(a, order="C", copy=True)   # (ascontiguousarray would turn rank 0 into shape (1,))
     if tt.dtype is PRED:
         return a.astype(np.uint8).reshape(-1)
     bits = a.view(tt.dtype.uint_np).astype(tt.dtype.uint_np.newbyteorder("<"), copy=False)
@@ -102,4 +102,4 @@ def unbflat(data: np.ndarray, tt: TensorType) -> np.ndarray:
         a = a[tuple(slice(0, tt.shape[d]) for d in order)]
     else:
         a = flat.reshape(phys)
-    return np.ascontiguousarray(a.transpose(np.argsort(order)))
+    return np.array(a.transpose(np.argsort(order)), order="C")

@@ -32,7 +32,7 @@ from .hlo_printer import print_hlo
 from .ir import Attrs, Graph, Literal
 from .types import TensorType, TupleType
 
-__all__ = ["available", "run_xla", "hoist_constants", "compile_text"]
+__all__ = ["available", "run_xla", "run_xla_all", "hoist_constants", "compile_text"]
 
 _state: dict[str, Any] = {}
 _cache: dict[str, Any] = {}
@@ -102,12 +102,6 @@ def _fresh(names: set[str], base: str) -> str:
     return name
 
 
-def _xla_spelling(text: str) -> str:
-    """The operator table calls compare's attribute ``comparison_direction``; XLA's HLO text calls it
-    ``direction`` (XLA's parser rejects the former). Rename that one attribute token."""
-    return text.replace(", comparison_direction=", ", direction=")
-
-
 def compile_text(text: str) -> Any:
     """Compile HLO text on XLA:CPU (cached by text); returns the loaded executable."""
     exe = _cache.get(text)
@@ -128,7 +122,7 @@ def run_xla(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     if any(isinstance(t, TupleType) for t in graph.param_types):
         raise ValueError("run_xla: tuple-typed parameters are not supported")
     hoisted, extra = hoist_constants(graph)
-    text = _xla_spelling(print_hlo(hoisted))
+    text = print_hlo(hoisted)
     exe = compile_text(text)
     st = _jax()
     dev = st["client"].local_devices()[0]
@@ -138,3 +132,22 @@ def run_xla(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     if len(outs) != len(want):
         raise RuntimeError(f"XLA returned {len(outs)} outputs, the graph has {len(want)}")
     return [o.astype(t.dtype.np, copy=False).reshape(t.shape) for o, t in zip(outs, want, strict=True)]
+
+
+def run_xla_all(graph: Graph, inputs: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Every tensor value of the ENTRY computation (parameters excepted) as XLA:CPU computes it,
+    by name: the graph is run with a root tuple of all of them. (XLA may fuse differently than
+    for the original root; each value is still XLA's own computation of that instruction.)"""
+    entry = graph.entry
+    keep = [i for i in entry.instructions if isinstance(i.type, TensorType) and i.opcode != "parameter"]
+    gb = GraphBuilder(graph.name)
+    for comp in graph.computations:
+        if comp.name != graph.entry_name:
+            gb.add_computation(comp)
+    cb = gb.computation(entry.name)
+    for ins in entry.instructions:
+        cb.add(ins.name, ins.opcode, list(ins.operands), ins.attrs, declared=ins.type)
+    cb.add(_fresh({i.name for i in entry.instructions}, "all_values"), "tuple", [i.name for i in keep], root=True)
+    gb.add_computation(cb.build(), entry=True)
+    outs = run_xla(gb.build(), inputs)
+    return {i.name: o for i, o in zip(keep, outs, strict=True)}

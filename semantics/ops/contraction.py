@@ -103,6 +103,9 @@ def _fma_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         return ftz(s, np.dtype(np.float32)).astype(np.float32)
 
 
+_F64_TINY = Fraction(2) ** -1022
+
+
 def _fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Correctly rounded f64 fused multiply-add (exact rational arithmetic; slow, f64 is rare)."""
     out = np.empty(np.broadcast(a, b, c).shape, dtype=np.float64)
@@ -113,7 +116,15 @@ def _fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
             out[idx] = x * y + z
             continue
         exact = Fraction(x) * Fraction(y) + Fraction(z)
-        r = float(exact) if exact != 0 else (x * y + z)
+        if exact == 0:
+            r = x * y + z
+        elif abs(exact) < _F64_TINY:   # FTZ, tininess before rounding (as the SMT encoding)
+            r = 0.0 if exact > 0 else -0.0
+        else:
+            try:
+                r = float(exact)       # int/int true division: correctly rounded
+            except OverflowError:
+                r = math.inf if exact > 0 else -math.inf
         out[idx] = r
     return ftz(out, np.dtype(np.float64))
 
@@ -184,7 +195,8 @@ register(OpDef("dot", (2, 2),
                "operands of one type; result of that type or a wider one of the same kind (s8 x s8 -> s32)",
                "output dims: batch, lhs free, rhs free. Integers: exact sum wrapped to the result type. "
                "Floats: f32 (f64) accumulator, one FMA per contracting index in order, DAZ/FTZ, one final "
-               "rounding to bf16/f16. XLA's YNNPACK kernels reorder some f32 sums: conformance bound "
+               "rounding to bf16/f16; a contraction of one element is a multiply (-0.0 products stay -0.0). "
+               "XLA's YNNPACK kernels reorder some f32 sums: conformance bound "
                "2(K-1)u sum|a*b|"))
 
 
@@ -268,7 +280,14 @@ def _reduce_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     def fn(acc: Any, v: Any) -> Any:
         return call(region, [acc, v])
 
-    r = tree_reduce(x, init.reshape(())[()], attrs["dimensions"], fn)
+    dims = attrs["dimensions"]
+    if math.prod(x.shape[d] for d in dims) == 1:
+        # XLA's AlgebraicSimplifier turns a reduce that keeps the element count (every reduced
+        # dimension has size 1, or none is reduced) into a reshape: the init value, assumed to be
+        # an identity, is not applied at all (measured: and-reduce of u16[3,1,1] with init 0 returns
+        # the operand's values).
+        return x.reshape(tensor(out, "result").shape).copy()
+    r = tree_reduce(x, init.reshape(())[()], dims, fn)
     return np.asarray(r, dtype=x.dtype) if x.dtype != object else r
 
 
@@ -277,6 +296,8 @@ register(OpDef("reduce", (2, 2), (AttrSpec("dimensions", "ints"), AttrSpec("to_a
                "operand and scalar init of one type; region (T, T) -> T",
                "XLA CPU order: windows of 32 along each reduced dimension longer than 32 (kSame padding, "
                "padded positions skipped), each folded from init, then the partials reduced again; "
-               "at most 32: sequential row-major fold. The region's own rounding applies at every step"))
+               "at most 32: sequential row-major fold. The region's own rounding applies at every step. "
+               "A reduce whose reduced dimensions all have size 1 (or that reduces none) is a reshape: "
+               "init is not applied (XLA assumes it is an identity)"))
 
 __all__ = ["tree_reduce", "from_numpy", "F64"]

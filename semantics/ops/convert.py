@@ -152,7 +152,8 @@ def convert_array(x: np.ndarray, out: DType) -> np.ndarray:
 
 
 def _convert_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.ndarray:
-    return convert_array(args[0], tensor(out, "result").dtype)
+    # np.asarray: comparisons on a 0-d array (the pred cases) return a numpy scalar, not an array
+    return np.asarray(convert_array(args[0], tensor(out, "result").dtype))
 
 
 def convert_term(a: Any, src: DType, out: DType) -> Any:

@@ -29,6 +29,7 @@ ZFn = Callable[..., Any]
 
 _ALLOWED = {
     "num": lambda d: d.kind is not Kind.PRED,
+    "numpred": lambda d: True,
     "int": lambda d: d.is_int,
     "float": lambda d: d.is_float,
     "intpred": lambda d: d.is_int or d.is_pred,
@@ -37,6 +38,7 @@ _ALLOWED = {
 }
 _ALLOWED_TEXT = {
     "num": "integer and floating-point types",
+    "numpred": "integer, floating-point and pred types",
     "int": "integer types",
     "float": "floating-point types (bf16, f16, f32, f64)",
     "intpred": "integer types and pred",
@@ -292,12 +294,21 @@ def _np_bitwise(fn_bool: NpFn, fn_int: NpFn) -> NpFn:
 # registrations
 # ---------------------------------------------------------------------------------------------
 
+def _z_pred_or(fp: Callable[..., Any], bv: Callable[..., Any]) -> ZFn:
+    """Like :func:`_z_fp_or_bv`; pred operands are OR-ed (XLA's add on pred, measured)."""
+    inner = _z_fp_or_bv(fp, bv)
+
+    def f(*xs: Any) -> Any:
+        return z3.Or(xs[0], xs[1]) if xs[-2].is_pred else inner(*xs)
+    return f
+
+
 _ARITH_XLA = ("integers wrap (two's complement); floats IEEE-754 round-to-nearest-even with DAZ/FTZ "
               "(f32/f64), bf16/f16 computed in f32 and rounded once")
 
-_register_elementwise("add", 2, "num", _arith(np.add, np.add),
-                      _z_fp_or_bv(lambda rm, a, b: z3.fpAdd(rm, a, b), lambda a, b: a + b),
-                      "same integer or float type in and out", _ARITH_XLA)
+_register_elementwise("add", 2, "numpred", _arith(np.add, np.add),
+                      _z_pred_or(lambda rm, a, b: z3.fpAdd(rm, a, b), lambda a, b: a + b),
+                      "same integer, float or pred type in and out", _ARITH_XLA + "; add on pred is OR")
 _register_elementwise("subtract", 2, "num", _arith(np.subtract, np.subtract),
                       _z_fp_or_bv(lambda rm, a, b: z3.fpSub(rm, a, b), lambda a, b: a - b),
                       "same integer or float type in and out", _ARITH_XLA)
@@ -359,9 +370,37 @@ def _uninterpreted(name: str) -> ZFn:
     return f
 
 
+def _nan_rules(name: str, fn: NpFn) -> NpFn:
+    """NaN results of XLA:CPU's exp/log/tanh (measured): a NaN operand comes back as is with the
+    quiet bit set (sign kept; libm's tanh/exp may drop the sign); log of a negative number or -inf
+    is +NaN for f64, and f32 log returns 0xFFFFFFFF for every NaN or negative operand (its own
+    approximation's bit trick). bf16/f16 round that f32 result."""
+    base = float_op(fn)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        prec = op_precision(x.dtype)
+        xp = x.astype(prec)
+        r = base(xp)
+        nan_in = np.isnan(xp)
+        ui = np.dtype(f"u{prec.itemsize}")
+        quiet = np.array(1 << (52 if prec == np.float64 else 22), dtype=ui)
+        r = np.where(nan_in, (xp.view(ui) | quiet).view(prec), r)
+        if name == "tanh" and prec == np.float32:
+            # XLA:CPU's f32 tanh returns x itself for |x| < 0.0004, subnormals included (measured)
+            r = np.where(np.abs(xp) < np.float32(0.0004), xp, r)
+        if name == "log":
+            neg = daz(xp, prec) < 0
+            bad = np.array(0xFFFFFFFF if prec == np.float32 else 0x7FF8000000000000, dtype=ui).view(prec)
+            r = np.where((neg | nan_in) if prec == np.float32 else neg, bad, r)
+        return r.astype(x.dtype) if x.dtype != prec else r
+    return run
+
+
 for _name, _fn in (("exponential", np.exp), ("log", np.log), ("tanh", np.tanh)):
-    _register_elementwise(_name, 1, "float", float_op(_fn), _uninterpreted(_name), "float, same type",
+    _register_elementwise(_name, 1, "float", _nan_rules(_name, _fn), _uninterpreted(_name), "float, same type",
                           "reference: computed in f64, then DAZ/FTZ and one rounding (nearly correctly rounded); "
+                          "NaN operand returned quieted (sign kept); log(x<0) = +NaN (f64), f32 log of a NaN or negative "
+                          "operand = 0xFFFFFFFF; f32 tanh(x) = x for |x| < 0.0004 (no DAZ); "
                           "XLA:CPU uses its own approximations: conformance bound "
                           + {"exponential": "5", "log": "1", "tanh": "4"}[_name] + " ulp (f32); SMT: uninterpreted",
                           uninterpreted=True)
@@ -380,7 +419,7 @@ def _total_order_key(a: np.ndarray) -> np.ndarray:
 
 def _compare_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.ndarray:
     a, b = args
-    direction = attrs["comparison_direction"]
+    direction = attrs["direction"]
     if is_float_np(a.dtype):
         if attrs.get("type") == "TOTALORDER":
             a, b = _total_order_key(a), _total_order_key(b)
@@ -417,7 +456,7 @@ def _z_total_key(a: Any, dt: DType) -> Any:
 
 def _compare_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     dt = env.extra["operand_dtypes"][0]
-    direction = attrs["comparison_direction"]
+    direction = attrs["direction"]
     total = attrs.get("type") == "TOTALORDER"
     return Z.elementwise(lambda a, b: _z_compare(a, b, dt, direction, total), *args)
 
@@ -429,7 +468,7 @@ def _compare_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: 
 
 
 register(OpDef("compare", (2, 2),
-               (AttrSpec("comparison_direction", "enum", choices=_DIRECTIONS),
+               (AttrSpec("direction", "enum", choices=_DIRECTIONS),
                 AttrSpec("type", "enum", required=False, choices=("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"))),
                _compare_infer, _compare_eval, _compare_smt, "elementwise", "any type, same for both; returns pred",
                "floats: IEEE comparisons on DAZ operands (NaN is unordered: only NE is true), -0.0 == +0.0; "
@@ -476,7 +515,7 @@ def _clamp_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     lo, x, hi = args
     lo = np.broadcast_to(lo, x.shape)
     hi = np.broadcast_to(hi, x.shape)
-    return np.asarray(_np_min(_np_max(x, lo), hi))
+    return np.asarray(_np_min(_np_max(lo, x), hi))  # operand order matters for NaN signs (measured)
 
 
 def _clamp_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
@@ -484,10 +523,10 @@ def _clamp_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     dt = env.extra["operand_dtypes"][1]
     lo = np.broadcast_to(lo, x.shape)
     hi = np.broadcast_to(hi, x.shape)
-    return Z.elementwise(lambda lo_, x_, hi_: _z_min(_z_max(x_, lo_, dt, dt), hi_, dt, dt), lo, x, hi)
+    return Z.elementwise(lambda lo_, x_, hi_: _z_min(_z_max(lo_, x_, dt, dt), hi_, dt, dt), lo, x, hi)
 
 
 register(OpDef("clamp", (3, 3), (), _clamp_infer, _clamp_eval, _clamp_smt, "elementwise",
                "min and max scalar or the operand's shape, all of one numeric type",
-               "clamp(lo, x, hi) = minimum(maximum(x, lo), hi), with maximum/minimum's NaN and -0.0 rules; "
+               "clamp(lo, x, hi) = minimum(maximum(lo, x), hi), with maximum/minimum's NaN and -0.0 rules; "
                "lo > hi gives hi"))

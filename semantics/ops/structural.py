@@ -362,10 +362,11 @@ def _ds_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 
 def _z_clamp_start(i: Any, dt: Any, limit: int) -> Any:
-    """The clamped start as a z3 bit-vector of 64 bits."""
+    """The clamped start as a z3 bit-vector of 65 bits (wide enough that every s64 and u64 index
+    keeps its value under the signed comparisons below)."""
     w = dt.bits
-    wide = z3.SignExt(64 - w, i) if dt.is_signed else z3.ZeroExt(64 - w, i)
-    return z3.If(wide < 0, z3.BitVecVal(0, 64), z3.If(wide > limit, z3.BitVecVal(limit, 64), wide))
+    wide = z3.SignExt(65 - w, i) if dt.is_signed else z3.ZeroExt(65 - w, i)
+    return z3.If(wide < 0, z3.BitVecVal(0, 65), z3.If(wide > limit, z3.BitVecVal(limit, 65), wide))
 
 
 def _ds_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:

@@ -126,7 +126,7 @@ ENTRY main {
   p = f32[6,15] pad(a, z), padding=1_1x-1_0_2
   s = f32[2,3] slice(a), slice={[0:4:2], [1:4]}
   i = s32[3,2] iota(), iota_dimension=1
-  ROOT c = pred[4,6] compare(a, a), comparison_direction=LT, type=TOTALORDER
+  ROOT c = pred[4,6] compare(a, a), direction=LT, type=TOTALORDER
 }
 """
     g = parse_hlo(text)
@@ -134,7 +134,7 @@ ENTRY main {
     assert e["p"].attrs["padding"] == ((1, 1, 0), (-1, 0, 2))
     assert e["s"].attrs["slice"] == ((0, 4, 2), (1, 4, 1))
     assert e["i"].attrs["iota_dimension"] == 1
-    assert e["c"].attrs["comparison_direction"] == "LT" and e["c"].attrs["type"] == "TOTALORDER"
+    assert e["c"].attrs["direction"] == "LT" and e["c"].attrs["type"] == "TOTALORDER"
     assert e["a"].attrs["index"] == 0
     printed = print_hlo(g)
     assert "padding=1_1_0x-1_0_2" in printed and "slice={[0:4:2], [1:4]}" in printed

@@ -24,6 +24,7 @@ Structure:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,11 +38,14 @@ from hypothesis import strategies as st
 from semantics.dtypes import DTYPES, FLOAT_DTYPES, INT_DTYPES, PRED, DType
 from semantics.graph import ComputationBuilder, GraphBuilder
 from semantics.inputs import edge_values, random_inputs
-from semantics.interp import evaluate
+from semantics.interp import evaluate, run_computation
 from semantics.ir import Graph, Literal
 from semantics.ops import REGISTRY
 from semantics.smt import encode, evaluate_smt
-from semantics.types import TensorType
+from semantics.types import TensorType, TupleType
+
+# numpy warns about the edge values themselves (overflowing casts, NaN operands): expected here
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 UNINTERPRETED = frozenset({"exponential", "log", "tanh"})
 ALL = tuple(DTYPES.values())
@@ -72,13 +76,15 @@ def _hex(x: Any) -> str:
     return f"{x[()]!r}(0x{int(x.view(f'u{x.dtype.itemsize}')[()]):0{2 * x.dtype.itemsize}x})"
 
 
-def assert_agree(graph: Graph, inputs: Sequence[np.ndarray]) -> None:
-    """evaluate and evaluate_smt agree bit for bit (NaN == NaN); the message names the first
-    differing elements with their inputs."""
+def assert_agree(graph: Graph, inputs: Sequence[np.ndarray], skip: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+    """evaluate and evaluate_smt agree bit for bit (NaN == NaN) on every output not in ``skip``;
+    the message names the first differing elements with their inputs."""
     ref = evaluate(graph, inputs)
     got = evaluate_smt(graph, inputs)
     assert len(ref) == len(got)
     for k, (r, g) in enumerate(zip(ref, got, strict=True)):
+        if k in skip:
+            continue
         assert r.shape == g.shape and r.dtype == g.dtype
         ok = bits_equal(r, g)
         if not ok.all():
@@ -280,9 +286,9 @@ DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 def test_compare(dt: DType, direction: str) -> None:
     a, b = edge_pairs(dt)
     t = TensorType(dt, a.shape)
-    assert_agree(single("compare", [t, t], {"comparison_direction": direction}), [a, b])
+    assert_agree(single("compare", [t, t], {"direction": direction}), [a, b])
     if dt.is_float:
-        g = single("compare", [t, t], {"comparison_direction": direction, "type": "TOTALORDER"})
+        g = single("compare", [t, t], {"direction": direction, "type": "TOTALORDER"})
         assert_agree(g, [canonical_nan(a), canonical_nan(b)])
 
 
@@ -367,7 +373,7 @@ def test_structural_ops(dt: DType) -> None:
     s = TensorType(dt, ())
     cases: list[tuple[str, list[TensorType], dict | None, TensorType | None, list[np.ndarray]]] = [
         ("broadcast", [tx], {"dimensions": (0, 2)}, TensorType(dt, (2, 4, 3)), [x]),
-        ("broadcast", [s], {"dimensions": ()}, TensorType(dt, (2, 2)), [x[0, 0]]),
+        ("broadcast", [s], {"dimensions": ()}, TensorType(dt, (2, 2)), [np.array(x[0, 0])]),
         ("broadcast", [TensorType(dt, (1, 3))], {"dimensions": (0, 1)}, TensorType(dt, (2, 3)), [x[:1]]),
         ("reshape", [tx], None, TensorType(dt, (3, 2)), [x]),
         ("reshape", [tx], None, TensorType(dt, (6,)), [x]),
@@ -377,13 +383,13 @@ def test_structural_ops(dt: DType) -> None:
         ("concatenate", [tx, tx], {"dimensions": (1,)}, None, [x, x[::-1].copy()]),
         ("reverse", [tx], {"dimensions": (0, 1)}, None, [x]),
         ("reverse", [tx], {"dimensions": ()}, None, [x]),
-        ("pad", [tx, s], {"padding": ((1, -1, 1), (-1, 2, 2))}, None, [x, x[1, 1]]),
-        ("pad", [tx, s], {"padding": ((0, 0, 0), (-3, 1, 0))}, None, [x, x[0, 1]]),
+        ("pad", [tx, s], {"padding": ((1, -1, 1), (-1, 2, 2))}, None, [x, np.array(x[1, 1])]),
+        ("pad", [tx, s], {"padding": ((0, 0, 0), (-3, 1, 0))}, None, [x, np.array(x[0, 1])]),
         ("copy", [tx], None, None, [x]),
     ]
     for opcode, params, attrs, declared, inputs in cases:
         g = single(opcode, params, attrs, declared)
-        assert_agree(g, [np.ascontiguousarray(i) for i in inputs])
+        assert_agree(g, inputs)
 
 
 @pytest.mark.parametrize("dt", ALL, ids=ids(ALL))
@@ -417,8 +423,9 @@ def test_tuple_and_get_tuple_element(dt: DType) -> None:
     assert_agree(g, [x, np.array([-5, 7], dtype=np.int32)])
 
 
-IDX_DTYPES = (DTYPES["s8"], DTYPES["u8"], DTYPES["s32"], DTYPES["u32"], DTYPES["s64"])
-STARTS = (-129, -128, -2, -1, 0, 1, 2, 3, 4, 127, 255, 2 ** 31 - 1, 2 ** 32 - 1)
+IDX_DTYPES = (DTYPES["s8"], DTYPES["u8"], DTYPES["s32"], DTYPES["u32"], DTYPES["s64"], DTYPES["u64"])
+STARTS = (-2 ** 63, -129, -128, -2, -1, 0, 1, 2, 3, 4, 127, 255, 2 ** 31 - 1, 2 ** 32 - 1, 2 ** 63,
+          2 ** 64 - 1)
 
 
 @pytest.mark.parametrize("idt", IDX_DTYPES, ids=ids(IDX_DTYPES))
@@ -429,7 +436,7 @@ def test_dynamic_slice(idt: DType) -> None:
                {"dynamic_slice_sizes": (2, 3)})
     for i, j in itertools.product(STARTS, STARTS[::3]):
         if idt.min <= i <= idt.max and idt.min <= j <= idt.max:
-            assert_agree(g, [x, np.array(i).astype(idt.np), np.array(j).astype(idt.np)])
+            assert_agree(g, [x, np.array(i, dtype=idt.np), np.array(j, dtype=idt.np)])
 
 
 @pytest.mark.parametrize("idt", IDX_DTYPES, ids=ids(IDX_DTYPES))
@@ -440,7 +447,7 @@ def test_dynamic_update_slice(idt: DType) -> None:
     g = single("dynamic-update-slice", [TensorType(DTYPES["s8"], (3, 4)), TensorType(DTYPES["s8"], (2, 2)), si, si])
     for i, j in itertools.product(STARTS, STARTS[::3]):
         if idt.min <= i <= idt.max and idt.min <= j <= idt.max:
-            assert_agree(g, [x, u, np.array(i).astype(idt.np), np.array(j).astype(idt.np)])
+            assert_agree(g, [x, u, np.array(i, dtype=idt.np), np.array(j, dtype=idt.np)])
 
 
 def test_dynamic_ops_symbolic_starts_are_clamped() -> None:
@@ -573,7 +580,7 @@ def test_property_single_op(case: tuple[str, DType], seed: int, n: int, directio
         params = [t, t]
     attrs = None
     if opcode == "compare":
-        attrs = {"comparison_direction": direction}
+        attrs = {"direction": direction}
         if total and dt.is_float:
             attrs["type"] = "TOTALORDER"
     g = single(opcode, params, attrs)
@@ -595,12 +602,47 @@ def _gen() -> Any:
     return gen
 
 
+def _exposes_nan_bits(ins: Any, graph: Graph) -> bool:
+    """The instruction turns a NaN's payload/sign into a non-NaN value (SMT cannot model it)."""
+    if ins.opcode == "compare" and ins.attrs.get("type") == "TOTALORDER":
+        return True
+    if ins.opcode == "bitcast-convert":
+        return graph.entry[ins.operands[0]].type.dtype.is_float
+    return False
+
+
+def _nan_tainted_outputs(graph: Graph, inputs: Sequence[np.ndarray]) -> set[int]:
+    """Indices of outputs that depend on an instruction exposing NaN bits whose operand actually
+    holds a NaN for these inputs (the interpreter's intermediate values are read by re-rooting the
+    entry computation). Those outputs are outside what SMT can represent."""
+    entry = graph.entry
+    bad: set[str] = set()
+    for ins in entry.instructions:
+        if _exposes_nan_bits(ins, graph):
+            for o in ins.operands:
+                v = run_computation(graph, dataclasses.replace(entry, root=o), list(inputs))
+                with np.errstate(invalid="ignore"):
+                    if np.isnan(np.asarray(v).astype(np.float64)).any():
+                        bad.add(ins.name)
+    tainted: set[str] = set()
+    for ins in entry.instructions:
+        if ins.name in bad or any(o in tainted for o in ins.operands):
+            tainted.add(ins.name)
+    root = entry.root_instruction
+    outs = list(root.operands) if root.opcode == "tuple" and isinstance(root.type, TupleType) else [root.name]
+    return {k for k, n in enumerate(outs) if n in tainted}
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2 ** 31 - 1), iseed=st.integers(0, 2 ** 31 - 1), edges=st.booleans())
 def test_property_random_graphs(seed: int, iseed: int, edges: bool) -> None:
+    """Random graphs over every interpreted operator and dtype agree bit for bit; outputs that
+    depend on a NaN's bits being exposed (bitcast-convert of a NaN, TOTALORDER compare of a NaN)
+    are skipped, the consequence of the single SMT NaN."""
     gen = _gen()
     ops = sorted(n for n, op in REGISTRY.items() if not op.uninterpreted)
     g = gen.random_graph(seed, ops=ops, max_ops=6)
     used = {i.opcode for c in g.computations for i in c.instructions}
     assert not used & UNINTERPRETED
-    assert_agree(g, random_inputs(g, iseed, edges=edges))
+    inputs = random_inputs(g, iseed, edges=edges)
+    assert_agree(g, inputs, skip=_nan_tainted_outputs(g, inputs))

@@ -1,0 +1,154 @@
+"""Conformance of the reference semantics with XLA itself (XLA:CPU through jax).
+
+(i) every corpus kernel on 3 seeds of random inputs (the last with edge values) and (ii) N_GRAPHS
+random graphs from semantics.gen with edge-value inputs must give bit-identical results on the
+interpreter and on XLA, except for operators whose XLA result is host dependent (exp, log, tanh,
+rsqrt approximations; float dot/reduce summation order): those are checked instruction by
+instruction against the bounds of semantics.compare (see its docstring). NaN payload differences
+fail too. Counts are printed at the end of the module and written to build/conformance.json.
+
+Also checks, without jax, that every operator has a generator sampler, that the generator is
+deterministic, and that compare() detects a deliberately wrong result (so this test can fail).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from semantics.compare import Bound, check_graph, compare
+from semantics.gen import SAMPLERS, random_graph
+from semantics.hlo_parser import parse_file
+from semantics.hlo_printer import print_hlo
+from semantics.inputs import random_inputs
+from semantics.interp import evaluate
+from semantics.ops import REGISTRY
+from semantics.xla_oracle import available
+
+REPO = Path(__file__).resolve().parents[2]
+_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+CORPUS_FILES = sorted(_CORPUS.rglob("*.hlo")) if _CORPUS.exists() else []
+N_GRAPHS = 250
+SEEDS = ((0, False), (1, False), (2, True))
+
+_OK, _WHY = available()
+xla = [pytest.mark.xla, pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")]
+
+_TALLY: dict[str, Counter] = {"kernels": Counter(), "graphs": Counter(), "ops": Counter()}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _summary():
+    yield
+    if not (_TALLY["kernels"] or _TALLY["graphs"]):
+        return
+    out = {k: dict(v) for k, v in _TALLY.items()}
+    (REPO / "build").mkdir(exist_ok=True)
+    (REPO / "build" / "conformance.json").write_text(json.dumps(out, indent=2, sort_keys=True))
+    print("\nXLA conformance:", json.dumps({k: out[k] for k in ("kernels", "graphs")}, sort_keys=True))
+
+
+def _record(kind: str, status: str) -> None:
+    _TALLY[kind]["compared"] += 1
+    _TALLY[kind][status] += 1
+
+
+# -- without jax ------------------------------------------------------------------------------
+
+def test_every_opcode_has_a_sampler() -> None:
+    assert set(SAMPLERS) == set(REGISTRY), f"missing: {set(REGISTRY) - set(SAMPLERS)}"
+
+
+def test_generator_is_deterministic_and_covers_every_op_and_dtype() -> None:
+    assert print_hlo(random_graph(7)) == print_hlo(random_graph(7))
+    seen_ops, seen_dt = set(), set()
+    for seed in range(N_GRAPHS):
+        g = random_graph(seed)
+        for comp in g.computations:
+            for ins in comp.instructions:
+                seen_ops.add(ins.opcode)
+                seen_dt.update(t.dtype.name for t in ([ins.type] if hasattr(ins.type, "dtype") else ins.type.elements))
+    assert seen_ops == set(REGISTRY)
+    assert len(seen_dt) == 13
+    g = random_graph(3, ops=["add"], dtypes=["s8"])
+    assert {i.opcode for i in g.entry.instructions} <= {"add", "parameter", "constant"}
+
+
+def test_compare_detects_a_wrong_result() -> None:
+    """The self-check: a deliberately wrong interpreter result is reported, with its position."""
+    ints = np.arange(12, dtype=np.int32).reshape(3, 4)
+    wrong = ints.copy()
+    wrong[2, 1] += 1
+    r = compare([ints], [wrong])
+    assert not r.identical and not r.ok and r.first is not None
+    assert (r.first.output, r.first.index, r.first.expected, r.first.actual) == (0, (2, 1), 9, 10)
+    f = np.array([1.0, -0.0, 3.0], dtype=np.float32)
+    r = compare([f], [np.array([1.0, 0.0, 3.0], dtype=np.float32)])
+    assert not r.ok and r.first.index == (1,) and r.first.expected_bits == "0x80000000"
+    nan_a = np.array([np.nan], dtype=np.float32)
+    nan_b = np.array([0x7FC00001], dtype=np.uint32).view(np.float32)
+    r = compare([nan_a], [nan_b])
+    assert r.nan_diffs == 1 and not r.ok
+    one = np.array([1.0], dtype=np.float32)
+    off = [np.nextafter(one, np.float32(2))]
+    for _ in range(5):
+        off = [np.nextafter(off[0], np.float32(2))]
+    assert compare([one], off, [Bound(ulps=6)]).ok
+    assert not compare([one], off, [Bound(ulps=5)]).ok
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.xla
+@pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
+def test_check_graph_detects_a_wrong_interpreter(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wrong operator implementation (add off by one bit) makes the conformance check fail."""
+    g = random_graph(seed, ops=["add"], dtypes=["s32", "f32"], max_ops=2)
+    op = REGISTRY["add"]
+
+    def wrong(args, attrs, out, env):  # type: ignore[no-untyped-def]
+        r = np.asarray(op.evaluate(args, attrs, out, env))
+        u = r.view(np.dtype(f"u{r.dtype.itemsize}")).copy()
+        u.reshape(-1)[:1] ^= 1
+        return u.view(r.dtype)
+
+    monkeypatch.setitem(REGISTRY, "add", dataclasses.replace(op, evaluate=wrong))
+    res = check_graph(g, random_inputs(g, seed))
+    assert res.status == "failed", res
+
+
+# -- against XLA ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=[str(p.relative_to(_CORPUS)) for p in CORPUS_FILES])
+@pytest.mark.xla
+@pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
+def test_corpus_kernel_matches_xla(path: Path) -> None:
+    g = parse_file(path)
+    for seed, edges in SEEDS:
+        res = check_graph(g, random_inputs(g, seed, edges=edges))
+        _record("kernels", res.status)
+        assert res.status != "failed", f"{path.name} seed {seed}: {res.detail}"
+
+
+@pytest.mark.parametrize("seed", range(N_GRAPHS))
+@pytest.mark.xla
+@pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
+def test_random_graph_matches_xla(seed: int) -> None:
+    g = random_graph(seed)
+    res = check_graph(g, random_inputs(g, seed, edges=True))
+    _record("graphs", res.status)
+    for op in sorted({i.opcode for i in g.entry.instructions}):
+        _TALLY["ops"][f"{op}:{res.status}"] += 1
+    assert res.status != "failed", f"seed {seed}: {res.detail}\n{print_hlo(g)}"
+
+
+def test_reference_interpreter_runs_on_every_generated_graph() -> None:
+    """Generated graphs are valid and evaluate (no jax needed)."""
+    for seed in range(0, N_GRAPHS, 5):
+        g = random_graph(seed)
+        outs = evaluate(g, random_inputs(g, seed, edges=True))
+        assert len(outs) == len(g.result_types)
