@@ -8,7 +8,8 @@ Two relaxations exist, used ONLY by the conformance check (:func:`check_graph`) 
 XLA:CPU result depends on the host CPU (documented in the ``xla=`` texts of semantics/ops):
 
 (a) NaN vs NaN with different bits (payload or sign) is counted separately in
-    ``CompareResult.nan_diffs`` instead of as a mismatch; the conformance test still fails on it.
+    ``CompareResult.nan_diffs`` instead of as a mismatch; the conformance test still fails on it,
+    except for the result of a bounded operator, whose NaN bits depend on XLA's code path.
 (b) A :class:`Bound` per output: an ulp bound (distance in representable values of the output type)
     and/or an absolute bound per element (float dot/reduce sums whose order is host dependent).
 
@@ -274,6 +275,11 @@ def _stepwise(graph: Graph, inputs: list[np.ndarray], bounded: list[str], whole:
         mine = np.asarray(REGISTRY[ins.opcode].evaluate(ops, ins.attrs, ins.type, env))
         b = op_bound(ins, graph, ops, mine)
         r = compare([mine], [vals[ins.name]], [b])
+        if b is not None and r.nan_diffs:
+            # the NaN bits a bounded operator produces depend on XLA's code path (measured: f32 log
+            # of a negative gives 0xffc00000 in a 3-element unfused kernel, 0xffffffff otherwise;
+            # a dot's NaN sign follows its summation order): NaN-ness must match, the bits may not
+            r.nan_diffs = 0
         total.nan_diffs += r.nan_diffs
         total.max_ulp = max(total.max_ulp, r.max_ulp)
         if not r.within_bound:
