@@ -89,9 +89,9 @@ def _dot_operands(a: Any, b: Any, attrs: Attrs) -> tuple[Any, Any, tuple[int, ..
 def _fma_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Correctly rounded f32 fused multiply-add with DAZ/FTZ, computed exactly in f64:
     the product is exact in f64, the sum is rounded to odd (TwoSum error term), then to f32."""
-    p = a.astype(np.float64) * b.astype(np.float64)
-    c64 = c.astype(np.float64)
     with np.errstate(all="ignore"):
+        p = a.astype(np.float64) * b.astype(np.float64)
+        c64 = c.astype(np.float64)
         s = p + c64
         bb = s - p
         e = (p - (s - bb)) + (c64 - bb)
