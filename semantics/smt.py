@@ -63,10 +63,7 @@ def symbolic_inputs(graph: Graph, prefix: str = "") -> list[SymTensor]:
 
 def concrete(a: np.ndarray, t: TensorType) -> SymTensor:
     """A concrete array as z3 constants."""
-    arr = np.empty(t.shape, dtype=object)
-    for idx in np.ndindex(t.shape):
-        arr[idx] = Z.const(a[idx], t.dtype)
-    return SymTensor(arr, t)
+    return SymTensor(Z.const_array(np.asarray(a), t.dtype), t)
 
 
 def encode(graph: Graph, inputs: Sequence[SymTensor] | None = None) -> Encoding:

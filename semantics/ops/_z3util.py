@@ -17,7 +17,7 @@ import z3
 
 from ..dtypes import DType, Kind
 
-__all__ = ["sort_of", "const", "value_of", "RNE", "RTZ", "fp_sort", "elementwise"]
+__all__ = ["sort_of", "const", "const_array", "value_of", "RNE", "RTZ", "fp_sort", "elementwise"]
 
 RNE = z3.RNE()
 RTZ = z3.RTZ()
@@ -43,6 +43,14 @@ def const(value: Any, dt: DType) -> z3.ExprRef:
         return z3.BitVecVal(int(value) & ((1 << dt.bits) - 1), dt.bits)
     bits = int(np.asarray(value, dtype=dt.np).reshape(()).view(dt.uint_np))
     return z3.fpBVToFP(z3.BitVecVal(bits, dt.bits), fp_sort(dt))
+
+
+def const_array(a: np.ndarray, dt: DType) -> np.ndarray:
+    """An object array of z3 constants, one per element of the concrete array ``a``."""
+    res = np.empty(a.shape, dtype=object)
+    for idx in np.ndindex(a.shape):
+        res[idx] = const(a[idx], dt)
+    return res
 
 
 def value_of(term: z3.ExprRef, dt: DType) -> Any:

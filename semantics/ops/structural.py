@@ -51,11 +51,7 @@ def _const_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 def _const_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     lit: Literal = attrs["literal"]
-    a = lit.to_array()
-    res = np.empty(a.shape, dtype=object)
-    for idx in np.ndindex(a.shape):
-        res[idx] = Z.const(a[idx], lit.dtype)
-    return res
+    return Z.const_array(lit.to_array(), lit.dtype)
 
 
 register(OpDef("constant", (0, 0), (AttrSpec("literal", "literal"),), _const_infer, _const_eval, _const_smt,
@@ -85,12 +81,7 @@ def _iota_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 
 def _iota_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
-    t = tensor(out, "result")
-    a = _iota_eval(args, attrs, out, env)
-    res = np.empty(t.shape, dtype=object)
-    for idx in np.ndindex(t.shape):
-        res[idx] = Z.const(a[idx], t.dtype)
-    return res
+    return Z.const_array(_iota_eval(args, attrs, out, env), tensor(out, "result").dtype)
 
 
 register(OpDef("iota", (0, 0), (AttrSpec("iota_dimension", "int"),), _iota_infer, _iota_eval, _iota_smt,
