@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 import ml_dtypes
-import numpy as np
 import numpy as _np  # the ``np`` property shadows the module name inside DType
+import numpy as np
 
 __all__ = ["Kind", "DType", "DTYPES", "dtype", "PRED", "S8", "U8", "S16", "U16", "S32", "U32", "S64",
            "U64", "BF16", "F16", "F32", "F64", "INT_DTYPES", "FLOAT_DTYPES", "from_numpy"]
