@@ -223,16 +223,29 @@ register(OpDef("convert", (1, 1), (), _convert_infer, _convert_eval, _convert_sm
 def _bitcast_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
     x = tensor(types[0], "operand")
     out = need_declared(declared, "bitcast-convert")
-    if out.dtype.bits != x.dtype.bits or out.dtype.is_pred != x.dtype.is_pred:
-        raise OpError(f"bitcast-convert needs equal bit widths: {x.dtype} ({x.dtype.bits} bits) -> "
-                      f"{out.dtype} ({out.dtype.bits} bits)")
-    if out.shape != x.shape:
-        raise OpError(f"bitcast-convert changes the shape {x.short()} -> {out.short()}")
-    return TensorType(out.dtype, x.shape)
+    if out.dtype.is_pred or x.dtype.is_pred:
+        if out.dtype != x.dtype:
+            raise OpError(f"bitcast-convert is not defined on pred ({x.dtype} -> {out.dtype})")
+    wi, wo = x.dtype.bits, out.dtype.bits
+    if wi == wo:
+        want = x.shape
+    elif wo > wi:
+        r = wo // wi
+        if x.rank == 0 or x.shape[-1] != r:
+            raise OpError(f"bitcast-convert {x.dtype} -> {out.dtype} needs a last operand dimension of {r}, "
+                          f"got {x.short()}")
+        want = x.shape[:-1]
+    else:
+        want = x.shape + (wi // wo,)
+    if out.shape != want:
+        raise OpError(f"bitcast-convert {x.short()} -> {out.dtype} gives shape {list(want)}, not {list(out.shape)}")
+    return TensorType(out.dtype, want)
 
 
 def _bitcast_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.ndarray:
-    return args[0].view(tensor(out, "result").dtype.np).copy()
+    t = tensor(out, "result")
+    x = np.array(args[0], order="C")   # element order in memory is little-endian on every host we run
+    return x.view(t.dtype.np).reshape(t.shape).copy()
 
 
 def _bits_term(a: Any, dt: DType) -> Any:
@@ -246,12 +259,29 @@ def _from_bits_term(b: Any, dt: DType) -> Any:
 def _bitcast_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     src = env.extra["operand_dtypes"][0]
     dst = tensor(out, "result").dtype
-    return Z.elementwise(lambda a: _from_bits_term(_bits_term(a, src), dst), args[0])
+    x = args[0]
+    if src.bits == dst.bits:
+        return Z.elementwise(lambda a: _from_bits_term(_bits_term(a, src), dst), x)
+    if dst.bits > src.bits:   # little-endian: element 0 of the last dimension is the low part
+        res = np.empty(x.shape[:-1], dtype=object)
+        for idx in np.ndindex(res.shape):
+            parts = [_bits_term(x[idx + (k,)], src) for k in range(x.shape[-1])]
+            res[idx] = _from_bits_term(z3.Concat(*reversed(parts)), dst)
+        return res
+    r = src.bits // dst.bits
+    res = np.empty(x.shape + (r,), dtype=object)
+    for idx in np.ndindex(x.shape):
+        bits = _bits_term(x[idx], src)
+        for k in range(r):
+            res[idx + (k,)] = _from_bits_term(z3.Extract(dst.bits * (k + 1) - 1, dst.bits * k, bits), dst)
+    return res
 
 
 register(OpDef("bitcast-convert", (1, 1), (), _bitcast_infer, _bitcast_eval, _bitcast_smt, "conversion",
-               "any type to a type of the same bit width, same shape",
-               "reinterprets the bits; SMT: a NaN's payload is not modelled (one NaN)",
+               "any non-pred type to any non-pred type; to a wider type the last operand dimension (of the width "
+               "ratio) is consumed, to a narrower one a last dimension is added",
+               "reinterprets the bits, little-endian across elements (u8[n,2] -> bf16[n]); SMT: a NaN's payload "
+               "is not modelled (one NaN)",
                needs_declared=True))
 
 __all__ = ["convert_array", "convert_term", "float_to_int", "F32", "PRED"]
