@@ -82,6 +82,46 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_isa_show(args: argparse.Namespace) -> int:
+    from compilers.targets import load_target
+
+    sys.stdout.write(load_target(args.target).describe())
+    return 0
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    from compilers.program import read_asm
+    from compilers.simulator import simulate
+    from compilers.targets import load_target
+    from semantics.inputs import random_array
+
+    from .npyio import load_input, save_output
+
+    acc = load_target(args.target)
+    prog = read_asm(args.program)
+    placements = sorted(prog.inputs, key=lambda p: p.index)
+    if args.inputs:
+        paths = [s for s in args.inputs.split(",") if s]
+        if len(paths) != len(placements):
+            raise InputError(f"{args.program}: the program takes {len(placements)} inputs, --inputs gave {len(paths)}")
+        inputs = [load_input(p, pl.type.without_layout(), pl.index) for p, pl in zip(paths, placements, strict=True)]
+        source = "inputs from " + ", ".join(paths)
+    else:
+        rng = np.random.default_rng(args.seed)
+        inputs = [random_array(rng, pl.type.without_layout()) for pl in placements]
+        source = f"random inputs, seed {args.seed}"
+    res = simulate(acc, prog, inputs)
+    out_dir = Path(args.out) if args.out else Path("build") / "sim" / Path(args.program).stem
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print(f"{args.program}: {res.executed} instructions on {acc.name}, {source}; "
+          f"estimated {res.cycles} cycles, {res.hbm_bytes} HBM bytes")
+    for i, o in enumerate(res.outputs):
+        path = out_dir / f"output{i}.npy"
+        save_output(path, o)
+        print(f"  output {i}: {o.dtype}{list(o.shape)} sha256:{_checksum(o)}  -> {path}")
+    return 0
+
+
 def cmd_ops(args: argparse.Namespace) -> int:
     from semantics.docs import operator_table_markdown
 
@@ -105,6 +145,21 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--out", help="folder for the outputs (default build/run/<kernel>)")
     p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("isa", help="ISA descriptions")
+    isa_sub = p.add_subparsers(dest="isa_command", required=True)
+    q = isa_sub.add_parser("show", help="print a target's buffers and instructions")
+    q.add_argument("target")
+    q.set_defaults(fn=cmd_isa_show)
+
+    p = sub.add_parser("sim", help="run an assembly program on a target's functional simulator")
+    p.add_argument("program")
+    p.add_argument("--target", required=True)
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--inputs", help="comma-separated .npy files, one per .input placement")
+    src.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--out", help="folder for the outputs (default build/sim/<program>)")
+    p.set_defaults(fn=cmd_sim)
 
     p = sub.add_parser("ops", help="print the operator table (Markdown)")
     p.set_defaults(fn=cmd_ops)
