@@ -16,7 +16,7 @@ __all__ = ["operator_table_markdown", "BEGIN", "END", "sync_docs"]
 
 BEGIN = "<!-- BEGIN GENERATED OPERATOR TABLE (python -m semantics.docs --write) -->"
 END = "<!-- END GENERATED OPERATOR TABLE -->"
-_ORDER = ("structural", "elementwise", "conversion", "contraction")
+_ORDER = ("structural", "elementwise", "conversion", "contraction", "extension")
 
 
 def operator_table_markdown() -> str:
@@ -24,6 +24,10 @@ def operator_table_markdown() -> str:
     for cat in _ORDER:
         ops = sorted((o for o in REGISTRY.values() if o.category == cat), key=lambda o: o.name)
         lines.append(f"### {cat.capitalize()} operators\n")
+        if cat == "extension":
+            lines.append("accv extensions: no HLO opcode exists for these; the interpreter and the SMT "
+                         "encoding define them, and XLA never sees them (not in `semantics.gen`'s "
+                         "default operator set).\n")
         lines.append("| operator | operands | attributes | dtype rule | XLA CPU behaviour reproduced | SMT |")
         lines.append("|---|---|---|---|---|---|")
         for o in ops:

@@ -29,7 +29,7 @@ from .ir import Attrs, Graph, Literal
 from .ops import REGISTRY
 from .types import TensorType
 
-__all__ = ["random_graph", "SAMPLERS", "ALL_DTYPES"]
+__all__ = ["random_graph", "SAMPLERS", "ALL_DTYPES", "xla_ops"]
 
 ALL_DTYPES: tuple[str, ...] = tuple(DTYPES)
 _ELEMENTWISE_KIND = {
@@ -38,7 +38,7 @@ _ELEMENTWISE_KIND = {
     **{n: "int" for n in ("shift-left", "shift-right-logical", "shift-right-arithmetic")},
 }
 _UNARY_KIND = {"negate": "num", "abs": "signed", "not": "intpred",
-               **{n: "float" for n in ("exponential", "log", "tanh", "sqrt", "rsqrt")}}
+               **{n: "float" for n in ("exponential", "log", "tanh", "sqrt", "rsqrt", "round-nearest-even")}}
 _KIND_TEST: dict[str, Callable[[DType], bool]] = {
     "num": lambda d: not d.is_pred,
     "int": lambda d: d.is_int,
@@ -411,6 +411,22 @@ def _s_reduce(c: _Ctx) -> str | None:
     return c.add("reduce", [x, init], dimensions=dims, to_apply=_region(c, fn, t.dtype))
 
 
+def _s_fma(c: _Ctx) -> str | None:
+    fl = [d for d in c.dtypes if d.name in ("f32", "f64")]
+    if not fl:
+        return None
+    dt = c.pick(fl)
+    o = c.operand(dtype=dt)  # type: ignore[arg-type]
+    if o is None:
+        return None
+    x, t = o
+    ys = [c.operand(dtype=t.dtype, shape=t.shape) for _ in range(2)]
+    assert ys[0] and ys[1]
+    ops = [x, ys[0][0], ys[1][0]]
+    c.rng.shuffle(ops)
+    return c.add("fma", ops)
+
+
 def _s_copy(c: _Ctx) -> str | None:
     o = c.operand()
     return c.add("copy", [o[0]]) if o else None
@@ -455,10 +471,16 @@ SAMPLERS: dict[str, Sampler] = {
     "reverse": _s_reverse, "pad": _s_pad, "convert": _s_convert, "bitcast-convert": _s_bitcast,
     "dot": _s_dot, "clamp": _s_clamp, "compare": _s_compare, "select": _s_select, "reduce": _s_reduce,
     "copy": _s_copy, "tuple": _s_tuple, "get-tuple-element": _s_gte, "dynamic-slice": _s_dynamic_slice,
-    "dynamic-update-slice": _s_dynamic_update_slice,
+    "dynamic-update-slice": _s_dynamic_update_slice, "fma": _s_fma,
     **{op: _elementwise(op) for op in (*_ELEMENTWISE_KIND, *_UNARY_KIND)},
 }
 """One sampler per opcode of :data:`semantics.ops.REGISTRY`."""
+
+
+def xla_ops() -> list[str]:
+    """The default operator set: every registered opcode except the accv extensions (category
+    ``extension``, e.g. ``fma``), which XLA cannot run."""
+    return sorted(n for n, op in REGISTRY.items() if op.category != "extension")
 
 
 def random_graph(seed: int, *, ops: Sequence[str] | None = None, dtypes: Sequence[str] | None = None,
@@ -467,14 +489,15 @@ def random_graph(seed: int, *, ops: Sequence[str] | None = None, dtypes: Sequenc
 
     Args:
         seed: the random stream's seed.
-        ops: opcodes to draw the steps from (default: every registered opcode).
+        ops: opcodes to draw the steps from (default: :func:`xla_ops`, every registered opcode
+            except the accv extensions).
         dtypes: element types the graph may use (default: all 13).
         max_ops: the most steps (sampled operators, not counting leaves).
 
     Raises:
         ValueError: an unknown opcode or dtype, or nothing buildable under the restriction.
     """
-    ops = list(ops) if ops is not None else sorted(REGISTRY)
+    ops = list(ops) if ops is not None else xla_ops()
     for o in ops:
         if o not in SAMPLERS:
             raise ValueError(f"no sampler for opcode '{o}'")

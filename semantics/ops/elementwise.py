@@ -362,6 +362,13 @@ _register_elementwise("rsqrt", 1, "float", float_op(lambda x: 1.0 / np.sqrt(x)),
                       "float, same type", "reference: 1/sqrt(x) in f64 rounded once to f32 (f64: two roundings, as XLA). "
                       "XLA:CPU f32 uses a CPU-dependent hardware estimate + Newton steps: conformance bound 1 ulp")
 
+_register_elementwise("round-nearest-even", 1, "float", float_op(np.rint, flush=False),
+                      lambda a, dt, out: Z.float_op(z3.fpRoundToIntegral, [a], dt, flush=False),
+                      "float, same type",
+                      "rounds to the nearest integer, ties to even (XLA's RoundNearestEven); DAZ: a subnormal "
+                      "operand gives a zero of its sign (as rounding it would); -0.0, +-inf and NaN (quieted) "
+                      "are kept; the result is an integer-valued float of the same type")
+
 
 def _uninterpreted(name: str) -> ZFn:
     def f(a: Any, dt: DType, out: DType) -> Any:

@@ -197,9 +197,9 @@ def test_every_operator_has_smt_or_is_uninterpreted() -> None:
 COVERED = {
     "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and", "or", "xor",
     "shift-left", "shift-right-logical", "shift-right-arithmetic", "negate", "abs", "not", "sqrt", "rsqrt",
-    "compare", "select", "clamp", "convert", "bitcast-convert", "parameter", "constant", "iota",
+    "round-nearest-even", "compare", "select", "clamp", "convert", "bitcast-convert", "parameter", "constant", "iota",
     "broadcast", "reshape", "transpose", "slice", "concatenate", "reverse", "pad", "copy", "tuple",
-    "get-tuple-element", "dynamic-slice", "dynamic-update-slice", "dot", "reduce",
+    "get-tuple-element", "dynamic-slice", "dynamic-update-slice", "dot", "reduce", "fma",
 }
 
 
@@ -264,7 +264,8 @@ def test_binary_edge_cross_product(opcode: str, dt: DType) -> None:
     assert_agree(single(opcode, [t, t]), [a, b])
 
 
-UNARY = {"negate": NUM, "abs": NUM, "not": INTPRED, "sqrt": FLOAT_DTYPES, "rsqrt": FLOAT_DTYPES}
+UNARY = {"negate": NUM, "abs": NUM, "not": INTPRED, "sqrt": FLOAT_DTYPES, "rsqrt": FLOAT_DTYPES,
+         "round-nearest-even": FLOAT_DTYPES}
 
 
 def _unary_cases() -> list[tuple[str, DType]]:
@@ -276,6 +277,26 @@ def test_unary(opcode: str, dt: DType) -> None:
     rng = np.random.default_rng(7)
     a = np.concatenate([edge_values(dt), mixed(rng, dt, 200)])
     assert_agree(single(opcode, [TensorType(dt, a.shape)]), [a])
+
+
+@pytest.mark.parametrize("dt", (DTYPES["f32"], DTYPES["f64"]), ids=["f32", "f64"])
+def test_fma(dt: DType) -> None:
+    """The accv extension fma (one rounding, DAZ/FTZ): edge triples, random values, and products
+    that cancel the addend (exact zeros, tiny results flushed, ties)."""
+    ev = edge_values(dt)
+    rng = np.random.default_rng(11)
+    idx = rng.integers(0, len(ev), (3, 300))
+    a, b, c = (ev[i] for i in idx)
+    r = [mixed(rng, dt, 200) for _ in range(3)]
+    x = rng.uniform(-4, 4, 200).astype(dt.np)
+    y = rng.uniform(-4, 4, 200).astype(dt.np)
+    negp = (-(x.astype(np.float64) * y.astype(np.float64))).astype(dt.np)  # cancellation
+    tiny = np.array([np.finfo(dt.np).tiny] * 4, dtype=dt.np)
+    a = np.concatenate([a, r[0], x, tiny, np.array([1.5, 1.5, -1.5, 0.75], dtype=dt.np)])
+    b = np.concatenate([b, r[1], y, np.array([0.75, 1.0, 0.5, -1.0], dtype=dt.np), tiny])
+    c = np.concatenate([c, r[2], negp, -tiny, np.array([0.0, -0.0, tiny[0], tiny[0]], dtype=dt.np)])
+    t = TensorType(dt, a.shape)
+    assert_agree(single("fma", [t, t, t]), [a, b, c])
 
 
 DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
