@@ -117,10 +117,10 @@ class _Ctx:
         return self.const(t) if self.chance(0.2) else self.param(t)
 
     def operand(self, kind: str = "any", dtype: DType | None = None, shape: tuple[int, ...] | None = None,
-                min_rank: int = 0) -> tuple[str, TensorType] | None:
+                min_rank: int = 0, exclude: Sequence[str] = ()) -> tuple[str, TensorType] | None:
         """An operand: a recent value fitting the constraints (preferred), else a fresh leaf."""
         fits = [(n, t) for n, t in self.values
-                if (dtype is None or t.dtype == dtype) and (shape is None or t.shape == shape)
+                if n not in exclude and (dtype is None or t.dtype == dtype) and (shape is None or t.shape == shape)
                 and _KIND_TEST[kind](t.dtype) and t.rank >= min_rank and t.dtype in self.dtypes]
         if fits and self.chance(0.75):
             return fits[-1] if self.chance(0.6) else self.pick(fits)  # type: ignore[return-value]
@@ -317,7 +317,10 @@ def _elementwise(opcode: str) -> Sampler:
         x, t = o
         if opcode in _UNARY_KIND:
             return c.add(opcode, [x])
-        y = c.operand(dtype=t.dtype, shape=t.shape)
+        # a binary operator applied to one value twice is folded by XLA's algebraic simplifier
+        # (maximum(x, x) -> x skips the DAZ a real maximum applies; integer x - x -> 0 then makes
+        # XLA's constant folder divide by zero and die with SIGFPE): docs/semantics.md, "Conformance"
+        y = c.operand(dtype=t.dtype, shape=t.shape, exclude=[x])
         assert y
         return c.add(opcode, [x, y[0]] if c.chance(0.5) else [y[0], x])
     return s
@@ -331,7 +334,7 @@ def _s_clamp(c: _Ctx) -> str | None:
     bounds = []
     for _ in range(2):
         s = () if c.chance(0.5) else t.shape
-        b = c.operand(dtype=t.dtype, shape=s)
+        b = c.operand(dtype=t.dtype, shape=s, exclude=[x])   # clamp(x, x, x) folds to x in XLA too
         assert b
         bounds.append(b[0])
     return c.add("clamp", [bounds[0], x, bounds[1]])

@@ -102,12 +102,15 @@ def test_compare_detects_a_wrong_result() -> None:
     assert not compare([one], off, [Bound(ulps=5)]).ok
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize(("seed", "dt"), [(s, d) for s in range(2) for d in ("s32", "f32", "bf16")])
 @pytest.mark.xla
 @pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
-def test_check_graph_detects_a_wrong_interpreter(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_graph_detects_a_wrong_interpreter(seed: int, dt: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A wrong operator implementation (add off by one bit) makes the conformance check fail."""
-    g = random_graph(seed, ops=["add"], dtypes=["s32", "f32"], max_ops=2)
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo(f"HloModule m\nENTRY e {{\n  p = {dt}[3,4] parameter(0)\n  q = {dt}[3,4] parameter(1)\n"
+                  f"  ROOT r = {dt}[3,4] add(p, q)\n}}\n")
     op = REGISTRY["add"]
 
     def wrong(args, attrs, out, env):  # type: ignore[no-untyped-def]
@@ -152,3 +155,21 @@ def test_reference_interpreter_runs_on_every_generated_graph() -> None:
         g = random_graph(seed)
         outs = evaluate(g, random_inputs(g, seed, edges=True))
         assert len(outs) == len(g.result_types)
+
+
+@pytest.mark.xla
+@pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
+def test_xla_simplifier_folds_max_of_a_value_with_itself() -> None:
+    """A documented XLA effect the per-operator semantics does not model: maximum(x, x) is folded to
+    x by XLA's algebraic simplifier, so an f32 subnormal survives, while maximum itself reads
+    subnormals as zero (DAZ) — as XLA does for maximum(x, y) with y a different value."""
+    from semantics.hlo_parser import parse_hlo
+    from semantics.xla_oracle import run_xla
+
+    x = np.array([1e-40, -1e-40, 2.0], np.float32)
+    same = parse_hlo("HloModule m\nENTRY e {\n  p = f32[3] parameter(0)\n  ROOT r = f32[3] maximum(p, p)\n}\n")
+    other = parse_hlo("HloModule m\nENTRY e {\n  p = f32[3] parameter(0)\n  q = f32[3] parameter(1)\n"
+                      "  ROOT r = f32[3] maximum(p, q)\n}\n")
+    assert run_xla(same, [x])[0].tobytes() == x.tobytes()                   # folded: subnormals kept
+    assert evaluate(same, [x])[0].view(np.uint32).tolist() == [0, 0x80000000, 0x40000000]
+    assert run_xla(other, [x, x])[0].tobytes() == evaluate(other, [x, x])[0].tobytes()  # real maximum: DAZ
