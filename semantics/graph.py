@@ -111,6 +111,12 @@ class ComputationBuilder:
             self._root = name
         return ins
 
+    def set_root(self, name: str) -> None:
+        """Make the already-added instruction ``name`` the root (default: the last one added)."""
+        if name not in self._by_name:
+            raise GraphError(f"root '{name}' is not defined in computation '{self.name}'", self.loc)
+        self._root = name
+
     def build(self) -> Computation:
         if not self._instrs:
             raise GraphError(f"computation '{self.name}' is empty", self.loc)

@@ -70,6 +70,9 @@ class OpDef:
         xla: the XLA CPU behaviour the implementation reproduces (edge cases, rounding).
         uninterpreted: the SMT encoding is an uninterpreted function (exp, log, tanh).
         needs_declared: the result shape can only come from the declared type (broadcast, ...).
+        scalar: for elementwise operators, the z3 semantics of one element:
+            (operand terms, attrs, operand dtypes, result dtype) -> term. ``smt`` maps it over
+            arrays; the symbolic-shape prover (verif/) applies it at an arbitrary index.
     """
 
     name: str
@@ -83,6 +86,7 @@ class OpDef:
     xla: str
     uninterpreted: bool = False
     needs_declared: bool = False
+    scalar: Callable[[list[Any], Attrs, list[Any], Any], Any] | None = None
 
     def attr_spec(self, name: str) -> AttrSpec | None:
         for a in self.attrs:

@@ -217,7 +217,7 @@ register(OpDef("convert", (1, 1), (), _convert_infer, _convert_eval, _convert_sm
                "int->bf16 and f64->bf16, which go through f32 (two roundings); f64->f32 flushes results "
                "below 2^-126 to zero, f32->f64 reads subnormals as zero; f16<->f32 NaNs get the quiet bit; "
                "float->int truncates toward zero, saturates to the integer range, NaN -> 0",
-               needs_declared=True))
+               needs_declared=True, scalar=lambda xs, at, dts, out: convert_term(xs[0], dts[0], out)))
 
 
 def _bitcast_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:

@@ -85,20 +85,26 @@ def _register_elementwise(name: str, arity: int, allowed: str, np_fn: NpFn, z_fn
                           attrs: tuple[AttrSpec, ...] = ()) -> None:
     def evaluate(args: list[np.ndarray], a: Attrs, out: Type, env: Env) -> np.ndarray:
         return np.asarray(np_fn(*args))  # numpy returns scalars for rank-0 operands
+    scalar = (lambda xs, at, dts, out: z_fn(*xs, dts[0], out)) if z_fn is not None else None
     register(OpDef(name, (arity, arity), attrs, _infer_same(allowed, name, out_pred), evaluate,
                    _vec(z_fn) if z_fn is not None else None, "elementwise", dtypes, xla,
-                   uninterpreted=uninterpreted))
+                   uninterpreted=uninterpreted, scalar=scalar))
 
 
 # ---------------------------------------------------------------------------------------------
 # z3 scalar semantics
 # ---------------------------------------------------------------------------------------------
 
-def _z_fp_or_bv(fp: Callable[..., Any], bv: Callable[..., Any]) -> ZFn:
-    """Float semantics through :func:`_z3util.float_op` (DAZ/FTZ, f32 upcast); ints as bit-vectors."""
+def _z_fp_or_bv(fp: Callable[..., Any], bv: Callable[..., Any], commutative: bool = False) -> ZFn:
+    """Float semantics through :func:`_z3util.float_op` (DAZ/FTZ, f32 upcast); ints as bit-vectors.
+    ``commutative``: the operator is exactly commutative in this encoding (+ and * are, with SMT's
+    single NaN), so the operands are put in a canonical order and z3 sees equal terms as equal."""
     def f(*xs: Any) -> Any:
         dt = xs[-2]
-        return Z.float_op(fp, list(xs[:-2]), dt) if dt.is_float else bv(*xs[:-2])
+        args = list(xs[:-2])
+        if commutative and args[0].get_id() > args[1].get_id():
+            args.reverse()
+        return Z.float_op(fp, args, dt) if dt.is_float else bv(*args)
     return f
 
 
@@ -294,9 +300,9 @@ def _np_bitwise(fn_bool: NpFn, fn_int: NpFn) -> NpFn:
 # registrations
 # ---------------------------------------------------------------------------------------------
 
-def _z_pred_or(fp: Callable[..., Any], bv: Callable[..., Any]) -> ZFn:
+def _z_pred_or(fp: Callable[..., Any], bv: Callable[..., Any], commutative: bool = False) -> ZFn:
     """Like :func:`_z_fp_or_bv`; pred operands are OR-ed (XLA's add on pred, measured)."""
-    inner = _z_fp_or_bv(fp, bv)
+    inner = _z_fp_or_bv(fp, bv, commutative)
 
     def f(*xs: Any) -> Any:
         return z3.Or(xs[0], xs[1]) if xs[-2].is_pred else inner(*xs)
@@ -307,13 +313,13 @@ _ARITH_XLA = ("integers wrap (two's complement); floats IEEE-754 round-to-neares
               "(f32/f64), bf16/f16 computed in f32 and rounded once")
 
 _register_elementwise("add", 2, "numpred", _arith(np.add, np.add),
-                      _z_pred_or(lambda rm, a, b: z3.fpAdd(rm, a, b), lambda a, b: a + b),
+                      _z_pred_or(lambda rm, a, b: z3.fpAdd(rm, a, b), lambda a, b: a + b, commutative=True),
                       "same integer, float or pred type in and out", _ARITH_XLA + "; add on pred is OR")
 _register_elementwise("subtract", 2, "num", _arith(np.subtract, np.subtract),
                       _z_fp_or_bv(lambda rm, a, b: z3.fpSub(rm, a, b), lambda a, b: a - b),
                       "same integer or float type in and out", _ARITH_XLA)
 _register_elementwise("multiply", 2, "num", _arith(np.multiply, np.multiply),
-                      _z_fp_or_bv(lambda rm, a, b: z3.fpMul(rm, a, b), lambda a, b: a * b),
+                      _z_fp_or_bv(lambda rm, a, b: z3.fpMul(rm, a, b), lambda a, b: a * b, commutative=True),
                       "same integer or float type in and out", _ARITH_XLA)
 _register_elementwise("divide", 2, "num", _np_divide, _z_div, "same integer or float type in and out",
                       "integers truncate toward zero; x/0 = -1 (all bits set; UINT_MAX for unsigned); "
@@ -484,7 +490,9 @@ register(OpDef("compare", (2, 2),
                 AttrSpec("type", "enum", required=False, choices=("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"))),
                _compare_infer, _compare_eval, _compare_smt, "elementwise", "any type, same for both; returns pred",
                "floats: IEEE comparisons on DAZ operands (NaN is unordered: only NE is true), -0.0 == +0.0; "
-               "type=TOTALORDER uses IEEE totalOrder; unsigned types compare unsigned"))
+               "type=TOTALORDER uses IEEE totalOrder; unsigned types compare unsigned",
+               scalar=lambda xs, at, dts, out: _z_compare(xs[0], xs[1], dts[0], at["direction"],
+                                                          at.get("type") == "TOTALORDER")))
 
 
 def _select_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
@@ -510,7 +518,8 @@ def _select_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 
 register(OpDef("select", (3, 3), (), _select_infer, _select_eval, _select_smt, "elementwise",
-               "pred predicate (same shape or scalar), branches of one type", "elementwise choice, no arithmetic"))
+               "pred predicate (same shape or scalar), branches of one type", "elementwise choice, no arithmetic",
+               scalar=lambda xs, at, dts, out: z3.If(xs[0], xs[1], xs[2])))
 
 
 def _clamp_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
@@ -541,4 +550,5 @@ def _clamp_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 register(OpDef("clamp", (3, 3), (), _clamp_infer, _clamp_eval, _clamp_smt, "elementwise",
                "min and max scalar or the operand's shape, all of one numeric type",
                "clamp(lo, x, hi) = minimum(maximum(lo, x), hi), with maximum/minimum's NaN and -0.0 rules; "
-               "lo > hi gives hi"))
+               "lo > hi gives hi",
+               scalar=lambda xs, at, dts, out: _z_min(_z_max(xs[0], xs[1], dts[1], dts[1]), xs[2], dts[1], dts[1])))

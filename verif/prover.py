@@ -1,0 +1,326 @@
+"""Proofs of rewrite rules with z3, per rule, claimed dtype and rank.
+
+Two methods, and every result says which one it used (its *generality*):
+
+* ``symbolic`` (the default target): all sizes and attributes are symbolic integers, tensors are
+  uninterpreted functions from index tuples to elements (:mod:`verif.symbolic`). The rule holds
+  when, under its preconditions and the left side's well-formedness, the right side is
+  well-formed, has the same shape, and equals the left side at one arbitrary in-bounds index.
+  Proved this way, the rule holds for every size at that rank.
+* ``bounded N``: for rules whose operators have no symbolic-shape form (dot, reduce) or whose
+  symbolic proof does not finish: every assignment of sizes in [0, N] and attributes allowed by
+  the well-formedness conditions and preconditions is enumerated, both sides are built as concrete
+  graphs and encoded with the concrete SMT semantics (:mod:`semantics.smt`, the operator table's
+  own encoding), and equality is proved for every input.
+
+A refuted rule comes with a counterexample (sizes, attributes, input tensors) that is replayed on
+the reference interpreter (:mod:`verif.replay`); a counterexample that does not replay is a prover
+bug and raises :class:`ProverBug`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import z3
+
+from rewrite_rules.dsl import Node, Op, Rule, RuleCtx
+from rewrite_rules.instantiate import emit, evaluator
+from semantics.ops import REGISTRY
+from semantics.ops import _z3util as Z
+
+from .symbolic import Encoder, NotSymbolic
+
+__all__ = ["ProofResult", "ProverBug", "prove", "Counterexample"]
+
+PROVER_VERSION = "1"
+
+
+class ProverBug(Exception):
+    """A counterexample from z3 that the reference interpreter does not confirm."""
+
+
+@dataclass
+class Counterexample:
+    sizes: dict[str, int]
+    inputs: dict[str, np.ndarray]
+    lhs_out: np.ndarray
+    rhs_out: np.ndarray
+    index: tuple[int, ...] | None = None
+    reason: str = ""
+
+    def summary(self) -> str:
+        shapes = {k: list(v.shape) for k, v in self.inputs.items()}
+        return f"{self.reason} sizes/attrs {self.sizes}; inputs {shapes}"
+
+
+@dataclass
+class ProofResult:
+    rule: str
+    dtype: str
+    rank: int
+    status: str                      # proved | refuted | unknown | error
+    generality: str                  # "symbolic" | "bounded N" | ""
+    seconds: float
+    detail: str = ""
+    uninterpreted: list[str] = field(default_factory=list)
+    counterexample: Counterexample | None = None
+
+    def line(self) -> str:
+        tag = {"proved": "PROVED", "refuted": "REFUTED", "unknown": "UNKNOWN", "error": "ERROR"}[self.status]
+        gen = f" {self.generality}" if self.generality else ""
+        extra = f"  ({self.detail})" if self.detail and self.status != "proved" else ""
+        return f"[{tag} {self.dtype} r{self.rank}] {self.seconds:.2f}s{gen} {self.rule}{extra}"
+
+    def to_json(self) -> dict[str, Any]:
+        d = {"rule": self.rule, "dtype": self.dtype, "rank": self.rank, "status": self.status,
+             "generality": self.generality, "seconds": round(self.seconds, 4), "detail": self.detail,
+             "uninterpreted": self.uninterpreted}
+        if self.counterexample is not None:
+            d["counterexample"] = {"sizes": self.counterexample.sizes,
+                                   "inputs": {k: v.tolist() for k, v in self.counterexample.inputs.items()}}
+        return d
+
+
+def _uses(node: Node, names: tuple[str, ...]) -> bool:
+    if isinstance(node, Op):
+        return node.opcode in names or any(_uses(a, names) for a in node.args)
+    return False
+
+
+def _uninterpreted(*nodes: Node) -> list[str]:
+    found: set[str] = set()
+
+    def walk(n: Node) -> None:
+        if isinstance(n, Op):
+            if n.opcode in REGISTRY and REGISTRY[n.opcode].uninterpreted:
+                found.add(n.opcode)
+            for a in n.args:
+                walk(a)
+    for n in nodes:
+        walk(n)
+    return sorted(found)
+
+
+def prove(rule: Rule, dtype: str, rank: int, timeout_s: float = 10.0, bound: int = 3) -> ProofResult:
+    """Prove ``rule`` for one dtype and rank (symbolic first, bounded when needed)."""
+    t0 = time.perf_counter()
+    ctx, lhs, rhs, pre = rule.instantiate(dtype, rank)
+    unint = _uninterpreted(lhs, rhs)
+    try:
+        quick = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s, bound=2, max_instances=12,
+                               random_only=True)
+        if quick.status == "refuted":
+            quick.seconds = time.perf_counter() - t0
+            quick.uninterpreted = unint
+            return quick
+        res = _prove_symbolic(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s)
+        if res.status == "unknown":
+            b = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s, bound)
+            b.detail = f"symbolic: {res.detail}; " + b.detail if b.status != "refuted" else b.detail
+            res = b
+    except NotSymbolic as e:
+        res = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s, bound)
+        res.detail = f"{e.args[0]} has no symbolic-shape encoding" + (f"; {res.detail}" if res.detail else "")
+    res.seconds = time.perf_counter() - t0
+    res.uninterpreted = unint
+    return res
+
+
+def _prove_symbolic(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any], dtype: str, rank: int,
+                    timeout_s: float) -> ProofResult:
+    enc_l = Encoder(ctx.dtype)
+    L = enc_l.encode(lhs)
+    enc_r = Encoder(ctx.dtype)
+    R = enc_r.encode(rhs)
+    s = z3.Solver()
+    s.set("timeout", int(timeout_s * 1000))
+    s.add(*pre, *enc_l.wf)
+    if L.rank != R.rank or L.dtype != R.dtype:
+        return _refute_structure(rule, ctx, lhs, rhs, pre, dtype, rank, enc_l, timeout_s,
+                                 f"sides differ in rank/dtype: {L.dtype}[rank {L.rank}] vs {R.dtype}[rank {R.rank}]")
+    idx = [z3.Int(f"i{k}") for k in range(L.rank)]
+    in_bounds = z3.And(*[z3.And(0 <= i, i < n) for i, n in zip(idx, L.shape, strict=True)]) if idx else z3.BoolVal(True)
+    shape_diff = z3.Or(*[a != b for a, b in zip(L.shape, R.shape, strict=True)]) if idx else z3.BoolVal(False)
+    wf_r = z3.And(*enc_r.wf) if enc_r.wf else z3.BoolVal(True)
+    elem_diff = z3.And(in_bounds, L.at(idx) != R.at(idx))
+    s.add(z3.Or(z3.Not(wf_r), shape_diff, elem_diff))
+    r = s.check()
+    if r == z3.unsat:
+        return ProofResult(rule.name, dtype, rank, "proved", "symbolic", 0.0)
+    if r == z3.unknown:
+        return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"z3: {s.reason_unknown()}")
+    m = _small_model(s, [n for t in ctx.tensors.values() for n in t.shape]) or s.model()
+    from .replay import replay_symbolic
+    cex = replay_symbolic(rule, ctx, lhs, rhs, dtype, m, enc_l, idx)
+    return ProofResult(rule.name, dtype, rank, "refuted", "symbolic", 0.0, detail=cex.summary(), counterexample=cex)
+
+
+def _small_model(s: z3.Solver, sizes: list[Any]) -> z3.ModelRef | None:
+    """A model with small tensors if there is one (small counterexamples replay fast and read well)."""
+    if not sizes:
+        return None
+    for cap in (2, 4, 8):
+        s.push()
+        s.add(*[n <= cap for n in sizes])
+        if s.check() == z3.sat:
+            m = s.model()
+            s.pop()
+            return m
+        s.pop()
+    return None
+
+
+def _refute_structure(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any], dtype: str, rank: int,
+                      enc: Encoder, timeout_s: float, why: str) -> ProofResult:
+    """Sides of different rank or dtype: refuted if some well-formed instance exists."""
+    s = z3.Solver()
+    s.set("timeout", int(timeout_s * 1000))
+    s.add(*pre, *enc.wf)
+    if s.check() != z3.sat:
+        return ProofResult(rule.name, dtype, rank, "proved", "symbolic", 0.0, detail="no well-formed instance")
+    from .replay import replay_symbolic
+    cex = replay_symbolic(rule, ctx, lhs, rhs, dtype, s.model(), enc, [], structural=why)
+    return ProofResult(rule.name, dtype, rank, "refuted", "symbolic", 0.0, detail=why, counterexample=cex)
+
+
+def _int_symbols(ctx: RuleCtx, conds: list[Any]) -> list[Any]:
+    found: dict[str, Any] = {}
+
+    def walk(e: Any) -> None:
+        if z3.is_const(e) and e.sort() == z3.IntSort() and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found[str(e)] = e
+        for ch in e.children():
+            walk(ch)
+    for c in conds:
+        walk(c)
+    for t in ctx.tensors.values():
+        for n in t.shape:
+            found[str(n)] = n
+    for v in ctx.symbols:
+        found[str(v)] = v
+    return [found[k] for k in sorted(found)]
+
+
+def _prove_bounded(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any], dtype: str, rank: int,
+                   timeout_s: float, bound: int, max_instances: int = 1000, random_only: bool = False) -> ProofResult:
+    """Enumerate instances with sizes <= ``bound``; random-test each, then (unless ``random_only``)
+    prove each with the concrete SMT semantics."""
+    enc = Encoder(ctx.dtype, shapes_only=True)
+    wf = _shape_conditions(enc, lhs)
+    syms = _int_symbols(ctx, list(pre) + wf)
+    sizes = {str(n) for t in ctx.tensors.values() for n in t.shape}
+    s = z3.Solver()
+    s.set("timeout", int(timeout_s * 1000))
+    s.add(*pre, *wf)
+    for v in syms:
+        if str(v) in sizes:
+            s.add(v >= 0, v <= bound)
+        else:
+            s.add(v >= -bound, v <= 2 * bound)
+    instances: list[dict[str, int]] = []
+    deadline = time.perf_counter() + timeout_s * 4
+    exhausted = False
+    while len(instances) < max_instances and time.perf_counter() < deadline:
+        r = s.check()
+        if r != z3.sat:
+            exhausted = r == z3.unsat
+            break
+        m = s.model()
+        assign = {str(v): m.eval(v, model_completion=True).as_long() for v in syms}
+        instances.append(assign)
+        s.add(z3.Or(*[v != assign[str(v)] for v in syms]) if syms else z3.BoolVal(False))
+    if not instances:
+        return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"no well-formed instance with sizes <= {bound}")
+    # cheap random testing of every instance first (smallest first), then a proof of each
+    instances.sort(key=lambda a: (sum(a[str(n)] for t in ctx.tensors.values() for n in t.shape), sorted(a.items())))
+    for assign in instances:
+        res = _prove_instance(rule, ctx, lhs, rhs, dtype, rank, assign, syms, timeout_s, prove=False,
+                              tries=6 if random_only else 24)
+        if res is not None:
+            return res
+    if random_only:
+        return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail="no random counterexample")
+    for assign in instances:
+        res = _prove_instance(rule, ctx, lhs, rhs, dtype, rank, assign, syms, timeout_s, prove=True)
+        if res is not None:
+            return res
+    gen = f"bounded {bound}"
+    if exhausted:
+        return ProofResult(rule.name, dtype, rank, "proved", gen, 0.0, detail=f"{len(instances)} instances")
+    return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0,
+                       detail=f"first {len(instances)} instances proved; instance cap/time reached ({gen})")
+
+
+def _random_refutation(gl: Any, gr: Any, assign: dict[str, int], tries: int = 24) -> Counterexample | None:
+    """Run both sides on random inputs (edge values included) before asking z3: a difference found
+    this way is a counterexample that replays by construction."""
+    from semantics.inputs import random_inputs
+    from semantics.interp import evaluate
+
+    from .replay import outputs_differ, replay_graphs
+    for seed in range(tries):
+        xs = random_inputs(gl, seed, edges=seed % 2 == 1)
+        if outputs_differ(evaluate(gl, xs)[0], evaluate(gr, xs)[0]):
+            return replay_graphs(gl, gr, assign, xs, "outputs differ (random inputs)")
+    return None
+
+
+def _shape_conditions(enc: Encoder, node: Node) -> list[Any]:
+    """Well-formedness conditions of ``node`` (the encoder in shapes-only mode knows dot/reduce)."""
+    enc.encode(node)
+    return enc.wf
+
+
+def _prove_instance(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, dtype: str, rank: int,
+                    assign: dict[str, int], syms: list[Any], timeout_s: float, prove: bool = True,
+                    tries: int = 24) -> ProofResult | None:
+    """None when equal for every input at this instance (with ``prove=False``: for the random
+    inputs tried), else a refutation (or unknown)."""
+    from semantics.errors import AccvError
+    from semantics.smt import encode, symbolic_inputs
+
+    ev = evaluator(subst={v: assign[str(v)] for v in syms})
+    try:
+        gl, gr = emit(ctx.tensors, [lhs, rhs], ctx.dtype, ev, rule.name)
+    except AccvError as e:
+        return ProofResult(rule.name, dtype, rank, "refuted", "bounded", 0.0,
+                           detail=f"right side is not a valid graph at {assign}: {e.reason}")
+    if gl.result_type.short() != gr.result_type.short():
+        from .replay import replay_graphs
+        cex = replay_graphs(gl, gr, assign, None, f"types differ: {gl.result_type.short()} vs {gr.result_type.short()}")
+        return ProofResult(rule.name, dtype, rank, "refuted", "bounded", 0.0, detail=cex.summary(), counterexample=cex)
+    if not prove:
+        quick = _random_refutation(gl, gr, assign, tries)
+        if quick is not None:
+            return ProofResult(rule.name, dtype, rank, "refuted", "bounded", 0.0, detail=quick.summary(),
+                               counterexample=quick)
+        return None
+    ins = symbolic_inputs(gl)
+    el = encode(gl, ins).outputs[0]
+    er = encode(gr, ins).outputs[0]
+    s = z3.Solver()
+    s.set("timeout", int(timeout_s * 1000))
+    diffs = [el.terms[i] != er.terms[i] for i in np.ndindex(el.type.shape)]
+    if not diffs:
+        return None
+    s.add(z3.Or(*diffs))
+    r = s.check()
+    if r == z3.unsat:
+        return None
+    if r == z3.unknown:
+        return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"z3 at {assign}: {s.reason_unknown()}")
+    m = s.model()
+    inputs = []
+    for st in ins:
+        arr = np.empty(st.type.shape, dtype=st.type.dtype.np)
+        for i in np.ndindex(st.type.shape):
+            arr[i] = Z.value_of(m.eval(st.terms[i], model_completion=True), st.type.dtype)
+        inputs.append(arr)
+    from .replay import replay_graphs
+    cex = replay_graphs(gl, gr, assign, inputs, "outputs differ")
+    return ProofResult(rule.name, dtype, rank, "refuted", "bounded", 0.0, detail=cex.summary(), counterexample=cex)
+

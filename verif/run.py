@@ -1,0 +1,157 @@
+"""Running the prover over the rule library: task list, parallel workers, cache, summary.
+
+Used by ``accv prove``. Each task is one (rule, claimed dtype, rank); results come back as
+:class:`~verif.prover.ProofResult` records, are cached when final, printed one line each in a
+fixed format and summarized per rule: a rule is *proved* when every instantiation is, *refuted*
+when any is, otherwise *unknown*; its generality is ``symbolic`` when every instantiation was
+proved symbolically, else the weakest bounded generality used.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from rewrite_rules.dsl import Rule
+
+from .cache import ProofCache
+from .prover import ProofResult, ProverBug, prove
+
+__all__ = ["Task", "tasks_for", "run_tasks", "summarize", "RuleSummary"]
+
+
+@dataclass(frozen=True)
+class Task:
+    rule: str
+    dtype: str
+    rank: int
+
+
+def tasks_for(rules: Iterable[Rule], rank_bound: int) -> list[Task]:
+    out = []
+    for r in rules:
+        ranks = r.ranks or tuple(range(1, rank_bound + 1))
+        for d in r.dtypes:
+            for k in ranks:
+                out.append(Task(r.name, d, k))
+    return out
+
+
+_LIB: dict[str, Rule] = {}
+
+
+def _init_worker(extra: dict[str, Rule] | None = None) -> None:
+    from rewrite_rules.library import load
+    _LIB.update(load())
+    if extra:
+        _LIB.update(extra)
+
+
+def _work(task: Task, timeout: float, bound: int) -> ProofResult:
+    rule = _LIB[task.rule]
+    try:
+        return prove(rule, task.dtype, task.rank, timeout, bound)
+    except ProverBug as e:
+        return ProofResult(rule.name, task.dtype, task.rank, "error", "", 0.0, detail=f"prover bug: {e}")
+
+
+def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, bound: int, jobs: int,
+              cache: ProofCache | None, progress: Callable[[ProofResult], None] | None = None,
+              use_cache: bool = True) -> list[ProofResult]:
+    results: list[ProofResult] = []
+    todo: list[Task] = []
+    for t in tasks:
+        rec = cache.get(rules[t.rule], t.dtype, t.rank, bound) if (cache is not None and use_cache) else None
+        if rec is not None:
+            r = ProofResult(rec["rule"], rec["dtype"], rec["rank"], rec["status"], rec["generality"], rec["seconds"],
+                            rec.get("detail", ""), rec.get("uninterpreted", []))
+            results.append(r)
+            if progress:
+                progress(r)
+        else:
+            todo.append(t)
+    extra = {k: v for k, v in rules.items() if k not in _library_names()}
+    if jobs <= 1 or len(todo) <= 1:
+        _init_worker(extra)
+        for t in todo:
+            r = _work(t, timeout, bound)
+            _finish(rules, r, cache, bound, results, progress)
+    else:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(extra,)) as ex:
+            futs = [ex.submit(_work, t, timeout, bound) for t in todo]
+            for f in as_completed(futs):
+                _finish(rules, f.result(), cache, bound, results, progress)
+    return results
+
+
+def _library_names() -> set[str]:
+    from rewrite_rules.library import load
+    return set(load())
+
+
+def _finish(rules: dict[str, Rule], r: ProofResult, cache: ProofCache | None, bound: int,
+            results: list[ProofResult], progress: Callable[[ProofResult], None] | None) -> None:
+    results.append(r)
+    if cache is not None:
+        cache.put(rules[r.rule], r, bound)
+    if progress:
+        progress(r)
+
+
+@dataclass
+class RuleSummary:
+    rule: str
+    family: str
+    status: str
+    generality: str
+    seconds: float
+    results: list[ProofResult]
+
+
+def summarize(rules: dict[str, Rule], results: list[ProofResult]) -> list[RuleSummary]:
+    by_rule: dict[str, list[ProofResult]] = defaultdict(list)
+    for r in results:
+        by_rule[r.rule].append(r)
+    out = []
+    for name, rs in by_rule.items():
+        statuses = {r.status for r in rs}
+        status = "refuted" if "refuted" in statuses else ("error" if "error" in statuses else
+                                                          ("proved" if statuses == {"proved"} else "unknown"))
+        gens = {r.generality for r in rs if r.status == "proved"}
+        if status == "proved":
+            gen = "symbolic" if gens == {"symbolic"} else sorted(g for g in gens if g != "symbolic")[0]
+        else:
+            gen = ""
+        out.append(RuleSummary(name, rules[name].family, status, gen, sum(r.seconds for r in rs), rs))
+    return sorted(out, key=lambda s: (s.family, s.rule))
+
+
+def table(summaries: list[RuleSummary]) -> str:
+    fams: dict[str, list[RuleSummary]] = defaultdict(list)
+    for s in summaries:
+        fams[s.family].append(s)
+    lines = [f"{'family':<22}{'rules':>6}{'proved':>8}{'symbolic':>10}{'bounded':>9}{'refuted':>9}{'unknown':>9}"]
+    tot = [0, 0, 0, 0, 0, 0]
+    for fam in sorted(fams):
+        ss = fams[fam]
+        row = [len(ss), sum(s.status == "proved" for s in ss),
+               sum(s.generality == "symbolic" for s in ss),
+               sum(s.status == "proved" and s.generality != "symbolic" for s in ss),
+               sum(s.status == "refuted" for s in ss), sum(s.status in ("unknown", "error") for s in ss)]
+        tot = [a + b for a, b in zip(tot, row, strict=True)]
+        lines.append(f"{fam:<22}" + "".join(f"{v:>{w}}" for v, w in zip(row, (6, 8, 10, 9, 9, 9), strict=True)))
+    lines.append(f"{'total':<22}" + "".join(f"{v:>{w}}" for v, w in zip(tot, (6, 8, 10, 9, 9, 9), strict=True)))
+    return "\n".join(lines)
+
+
+def timing(results: list[ProofResult]) -> dict[str, Any]:
+    secs = [r.seconds for r in results] or [0.0]
+    return {"instantiations": len(results), "total_s": round(sum(secs), 3),
+            "median_s": round(statistics.median(secs), 4), "max_s": round(max(secs), 3)}
+
+
