@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .dsl import ALL, concat, op, pad, reverse, rule, slice_, transpose, vadd
+from .dsl import ALL, concat, op, pad, reverse, rule, slice_, transpose, vadd, vsub
 
 
 @rule("slice(slice(x)) => slice(x)", family="slice", dtypes=ALL)
@@ -58,5 +58,5 @@ def _slice_pad_inside(c):
     x, v = c.tensor("x"), c.tensor("v", rank=0)
     lo, hi, s, e = c.ints("lo"), c.ints("hi"), c.ints("s"), c.ints("e")
     pre = [cond for k in range(c.rank) for cond in (lo[k] >= 0, hi[k] >= 0, s[k] >= lo[k], e[k] <= lo[k] + x.shape[k])]
-    return slice_(pad(x, v, lo, hi), s, e), slice_(x, [a - b for a, b in zip(s, lo)], [a - b for a, b in zip(e, lo)]), pre
+    return slice_(pad(x, v, lo, hi), s, e), slice_(x, vsub(s, lo), vsub(e, lo)), pre
 

@@ -10,7 +10,6 @@ proved symbolically, else the weakest bounded generality used.
 from __future__ import annotations
 
 import statistics
-
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
