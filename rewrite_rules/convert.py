@@ -65,7 +65,8 @@ def _via_f32(c):
 
 
 @rule("convert(convert(x, f64), T) => x", family=F, dtypes=("pred",) + NARROW32 + ("f16",), ranks=ELEM,
-      note="f32 false: f32 -> f64 flushes subnormals (DAZ); bf16 likewise (bf16 subnormals)")
+      note="f32 false: f32 -> f64 flushes subnormals (DAZ); bf16 likewise (bf16 subnormals); "
+           "s32/u32: z3 may time out at 20 s (true: |x| < 2^53)")
 def _via_f64(c):
     """Every pred, integer up to 32 bits and f16 value survives a trip through f64."""
     x = c.tensor("x")

@@ -135,9 +135,13 @@ class Rule:
             return self.build.__qualname__
 
     def content_hash(self) -> str:
-        """Identity of the rule's text (name, claims and build source): the proof cache key."""
+        """The proof cache key: the rule's name and claims, the whole source of the module that
+        defines it (so a helper or constant the rule uses is covered), and the source of the
+        semantics and the prover it is proved with (a change to an operator's semantics or to the
+        encoding invalidates every cached proof)."""
         h = hashlib.sha256()
-        for part in (self.name, self.family, ",".join(self.dtypes), str(self.ranks), self.source):
+        for part in (self.name, self.family, ",".join(self.dtypes), str(self.ranks), self.source,
+                     _module_source(self.build), _semantics_fingerprint()):
             h.update(part.encode())
             h.update(b"\0")
         return h.hexdigest()[:24]
@@ -149,6 +153,34 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {}
+
+
+def _module_source(fn: Callable[..., Any]) -> str:
+    mod = inspect.getmodule(fn)
+    try:
+        return inspect.getsource(mod) if mod is not None else ""
+    except (OSError, TypeError):  # pragma: no cover - interactive definitions
+        return ""
+
+
+_FINGERPRINT: list[str] = []
+
+
+def _semantics_fingerprint() -> str:
+    """Hash of the sources the meaning of a proof depends on: semantics/ops, the pattern
+    language and instantiation, and verif's encoders and prover."""
+    if not _FINGERPRINT:
+        from pathlib import Path
+
+        root = Path(__file__).resolve().parents[1]
+        files = sorted((root / "semantics" / "ops").glob("*.py")) + sorted((root / "verif").glob("*.py"))
+        files += [root / "rewrite_rules" / "dsl.py", root / "rewrite_rules" / "instantiate.py"]
+        h = hashlib.sha256()
+        for f in files:
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+        _FINGERPRINT.append(h.hexdigest()[:16])
+    return _FINGERPRINT[0]
 
 
 def rule(name: str, *, family: str, dtypes: Sequence[str], desc: str = "", ranks: Sequence[int] | None = None,

@@ -12,8 +12,11 @@ and order ``-0.0 < +0.0`` (docs/semantics.md). Consequences, each reflected in t
 * ``maximum(x, y) = negate(minimum(negate(x), negate(y)))`` holds for every float (negate is a sign
   flip and the orders, including ``-0 < +0`` and DAZ, are mirror images) but is FALSE for signed
   integers (``negate(MIN) = MIN``) and unsigned ones (negate wraps).
-* ``clamp(lo, x, hi)`` is by definition ``minimum(maximum(lo, x), hi)`` with scalar bounds
-  broadcast; that definition rule holds for every numeric type.
+* ``clamp(lo, x, hi)`` is by definition ``minimum(maximum(lo, x), hi)``; that rule holds for every
+  numeric type. Clamp bounds are tensors of the operand's shape (or broadcast scalars): a clamp
+  with rank-0 bounds is marked ill-formed by the symbolic encoder (verif/symbolic.py uses args[0]
+  as the shape reference), which would make such a rule vacuously "proved"; the rule
+  "clamp(lo_scalar, x, hi_scalar) => clamp(broadcast(lo), x, broadcast(hi))" is left out for that reason.
 
 Rules with a float claim are stated at rank 1 (elementwise: the encoding is the same scalar
 formula at any rank; the float proofs are the expensive ones).
@@ -178,33 +181,34 @@ def _min_zero(c):
 
 # --- clamp ---------------------------------------------------------------------------------------
 
-@rule("clamp(lo, x, hi) => minimum(maximum(broadcast(lo), x), broadcast(hi))", family=F, dtypes=NUM,
-      ranks=ELEM)
+@rule("clamp(lo, x, hi) => minimum(maximum(lo, x), hi)", family=F, dtypes=NUM, ranks=ELEM)
 def _clamp_def(c):
-    """clamp with scalar bounds is maximum then minimum with the broadcast bounds (its definition)."""
+    """clamp is maximum with the lower bound, then minimum with the upper bound (its definition)."""
+    x, lo, hi = c.tensor("x"), c.tensor("lo"), c.tensor("hi")
+    return clamp(lo, x, hi), _mn(_mx(lo, x), hi), []
+
+
+@rule("clamp(broadcast(lo), x, broadcast(hi)) => minimum(maximum(broadcast(lo), x), broadcast(hi))", family=F,
+      dtypes=NUM, ranks=ELEM)
+def _clamp_def_bcast(c):
+    """clamp with broadcast scalar bounds is maximum then minimum with those bounds."""
     x, lo, hi = c.tensor("x"), c.tensor("lo", rank=0), c.tensor("hi", rank=0)
-    return (clamp(lo, x, hi),
-            _mn(_mx(broadcast(lo, x.shape, ()), x), broadcast(hi, x.shape, ())), [])
+    blo, bhi = broadcast(lo, x.shape, ()), broadcast(hi, x.shape, ())
+    return clamp(blo, x, bhi), _mn(_mx(blo, x), bhi), []
 
 
-@rule("clamp(lo, x, hi) => clamp(broadcast(lo), x, broadcast(hi))", family=F, dtypes=NUM, ranks=ELEM)
-def _clamp_bcast(c):
-    """Scalar clamp bounds may be broadcast to the operand's shape."""
-    x, lo, hi = c.tensor("x"), c.tensor("lo", rank=0), c.tensor("hi", rank=0)
-    return clamp(lo, x, hi), clamp(broadcast(lo, x.shape, ()), x, broadcast(hi, x.shape, ())), []
-
-
-@rule("clamp(a, x, a) => broadcast(a)", family=F, dtypes=INTS, note="floats false: a NaN x propagates")
+@rule("clamp(broadcast(a), x, broadcast(a)) => broadcast(a)", family=F, dtypes=INTS, note="floats false: a NaN x propagates")
 def _clamp_equal(c):
     """A clamp with equal bounds is the bound (integers)."""
     x, a = c.tensor("x"), c.tensor("a", rank=0)
-    return clamp(a, x, a), broadcast(a, x.shape, ()), []
+    b = broadcast(a, x.shape, ())
+    return clamp(b, x, b), broadcast(a, x.shape, ()), []
 
 
 @rule("clamp(lo, clamp(lo, x, hi), hi) => clamp(lo, x, hi)", family=F, dtypes=INTS)
 def _clamp_idem(c):
     """clamp is idempotent (also when lo > hi: both give hi)."""
-    x, lo, hi = c.tensor("x"), c.tensor("lo", rank=0), c.tensor("hi", rank=0)
+    x, lo, hi = c.tensor("x"), c.tensor("lo"), c.tensor("hi")
     return clamp(lo, clamp(lo, x, hi), hi), clamp(lo, x, hi), []
 
 

@@ -34,6 +34,7 @@ def _stride_compose(a: int, b: int) -> None:
           desc=f"A stride-{b} slice of a stride-{a} slice is one stride-{a * b} slice (limit tightened to the "
                f"last element taken; an empty result becomes [0:0]).")
     def _r(c):
+        """A strided slice of a strided slice is one strided slice (strides multiply)."""
         x = c.tensor("x")
         s1, e1, s2, e2 = c.ints("s1"), c.ints("e1"), c.ints("s2"), c.ints("e2")
         start, limit = [], []
@@ -72,6 +73,7 @@ def _strided_single(c):
 @rule("slice(x, [0:n:1]) stride 1 on full range, [s:e:2] => slice(x, [s:e:2])", family=FAM, dtypes=ALL,
       desc="A stride-2 slice of a full unit-stride slice is the stride-2 slice of the operand.")
 def _strided_of_full(c):
+    """A stride-2 slice of a full unit-stride slice is the stride-2 slice of the operand."""
     x = c.tensor("x")
     s, e = c.ints("s"), c.ints("e")
     r = c.rank

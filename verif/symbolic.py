@@ -156,7 +156,12 @@ class Encoder:
         (x,) = args
         dt = self.dt(node.out_dtype)
         if dt.bits != x.dtype.bits:
-            raise NotSymbolic("bitcast-convert between widths")
+            if not self.shapes_only:
+                raise NotSymbolic("bitcast-convert between widths")
+            if dt.bits > x.dtype.bits:
+                self.req(x.rank > 0, x.shape[-1] == dt.bits // x.dtype.bits) if x.rank else self.req(False)
+                return STensor(dt, list(x.shape[:-1]), self._no_at("bitcast-convert"))
+            return STensor(dt, list(x.shape) + [x.dtype.bits // dt.bits], self._no_at("bitcast-convert"))
         from semantics.ops.convert import _bits_term, _from_bits_term
         return STensor(dt, list(x.shape), lambda i: _from_bits_term(_bits_term(x.at(i), x.dtype), dt))
 
@@ -165,8 +170,8 @@ class Encoder:
         dims = node.attrs["dimensions"]
         shape = list(node.out_shape or ())
         dt = x.dtype if node.out_dtype is None else self.dt(node.out_dtype)
-        if len(dims) != x.rank:
-            self.req(z3.BoolVal(False))
+        if len(dims) != x.rank or list(dims) != sorted(set(dims)):
+            self.req(z3.BoolVal(False))   # the builder requires one increasing dimension per operand dim
         for n in shape:
             self.req(n >= 0)
         for k, d in enumerate(dims):
@@ -280,6 +285,8 @@ class Encoder:
         def at(i: Index) -> Any:
             if dt.is_int:
                 return z3.Int2BV(i[d], dt.bits)
+            if dt.name == "bf16":   # int -> bf16 goes through f32: two roundings (docs/semantics.md)
+                return z3.fpFPToFP(Z.RNE, z3.fpToFP(Z.RNE, z3.ToReal(i[d]), z3.Float32()), Z.fp_sort(dt))
             return z3.fpToFP(Z.RNE, z3.ToReal(i[d]), Z.fp_sort(dt))
         return STensor(dt, shape, at)
 

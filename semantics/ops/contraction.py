@@ -146,7 +146,8 @@ def _dot_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.n
     fma = _fma_f64 if prec == np.float64 else _fma_f32
     for k in range(A.shape[2]):
         acc = fma(A[:, :, k:k + 1], B[:, k:k + 1, :], acc)
-    return acc.astype(t.dtype.np).reshape(shape)
+    with np.errstate(over="ignore"):   # f32 -> bf16/f16 overflow to inf is the rounding rule
+        return acc.astype(t.dtype.np).reshape(shape)
 
 
 def _dot_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
