@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 
 from .graph import GraphBuilder
-
-STRICT_PRECISION_FLAG = "--xla_allow_excess_precision=false"
 from .hlo_printer import print_hlo
 from .ir import Attrs, Graph, Literal
 from .types import TensorType, TupleType
+
+STRICT_PRECISION_FLAG = "--xla_allow_excess_precision=false"
 
 __all__ = ["available", "run_xla", "run_xla_all", "hoist_constants", "compile_text"]
 

@@ -57,6 +57,9 @@ def _work(task: Task, timeout: float, bound: int) -> ProofResult:
         return prove(rule, task.dtype, task.rank, timeout, bound)
     except ProverBug as e:
         return ProofResult(rule.name, task.dtype, task.rank, "error", "", 0.0, detail=f"prover bug: {e}")
+    except Exception as e:  # noqa: BLE001 - one broken rule must not lose the other results
+        return ProofResult(rule.name, task.dtype, task.rank, "error", "", 0.0,
+                           detail=f"{type(e).__name__}: {e}".splitlines()[0])
 
 
 def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, bound: int, jobs: int,

@@ -114,8 +114,7 @@ class Encoder:
 
     def _elementwise(self, node: Op, args: list[STensor]) -> STensor:
         opdef = REGISTRY[node.opcode]
-        out = args[0] if node.opcode != "select" else args[1]
-        main = out
+        main = args[1] if node.opcode in ("select", "clamp") else args[0]   # select's/clamp's scalars may be rank 0
         for a in args:
             if a.rank == 0 and node.opcode in ("select", "clamp"):
                 continue   # scalar predicate / bound

@@ -100,7 +100,8 @@ def _to_float(x: np.ndarray, src: DType, out: DType) -> np.ndarray:
         f32 = _to_f32(x, src)
         return _quiet_nan_f16(f32.astype(np.float16), f32)
     if src.bits <= 32:
-        return x.astype(np.float64).astype(np.float16)   # exact in f64, one rounding to f16
+        with np.errstate(over="ignore"):   # overflow to inf is the rounding rule
+            return x.astype(np.float64).astype(np.float16)   # exact in f64, one rounding to f16
     return _round_int_to(x, F16)
 
 
