@@ -52,7 +52,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from semantics.interp import evaluate
     from semantics.types import TensorType
 
-    from .npyio import load_input, save_output
+    from .npyio import load_input
 
     g = _read_graph(args.file)
     if args.inputs:
@@ -70,17 +70,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         inputs = random_inputs(g, args.seed)
         source = f"random inputs, seed {args.seed}"
     outs = evaluate(g, inputs)
-    out_dir = Path(args.out) if args.out else Path("build") / "run" / Path(args.file).stem
-    out_dir.mkdir(parents=True, exist_ok=True)
     print(f"{args.file}: {len(g.entry.instructions)} instructions, {source}")
-    for i, (o, t) in enumerate(zip(outs, g.result_types, strict=True)):
+    _write_outputs(args, "run", args.file, outs, [t.short() for t in g.result_types], inputs)
+    return 0
+
+
+def _write_outputs(args: argparse.Namespace, kind: str, source_file: str, outs: list[np.ndarray],
+                   types: list[str], inputs: list[np.ndarray]) -> None:
+    """Save outputs (and generated inputs) as .npy under --out (default build/<kind>/<file stem>)
+    and print each output's type and checksum."""
+    from .npyio import save_output
+
+    out_dir = Path(args.out) if args.out else Path("build") / kind / Path(source_file).stem
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for i, (o, t) in enumerate(zip(outs, types, strict=True)):
         path = out_dir / f"output{i}.npy"
         save_output(path, o)
-        print(f"  output {i}: {t.short():<16} sha256:{_checksum(o)}  -> {path}")
+        print(f"  output {i}: {t:<16} sha256:{_checksum(o)}  -> {path}")
     if not args.inputs:
         for i, a in enumerate(inputs):
             save_output(out_dir / f"input{i}.npy", a)
-    return 0
 
 
 def cmd_isa_show(args: argparse.Namespace) -> int:
@@ -96,7 +105,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     from compilers.targets import load_target
     from semantics.inputs import random_array
 
-    from .npyio import load_input, save_output
+    from .npyio import load_input
 
     acc = load_target(args.target)
     prog = read_asm(args.program)
@@ -112,14 +121,10 @@ def cmd_sim(args: argparse.Namespace) -> int:
         inputs = [random_array(rng, pl.type.without_layout()) for pl in placements]
         source = f"random inputs, seed {args.seed}"
     res = simulate(acc, prog, inputs)
-    out_dir = Path(args.out) if args.out else Path("build") / "sim" / Path(args.program).stem
-    out_dir.mkdir(parents=True, exist_ok=True)
     print(f"{args.program}: {res.executed} instructions on {acc.name}, {source}; "
           f"estimated {res.cycles} cycles, {res.hbm_bytes} HBM bytes")
-    for i, o in enumerate(res.outputs):
-        path = out_dir / f"output{i}.npy"
-        save_output(path, o)
-        print(f"  output {i}: {o.dtype}{list(o.shape)} sha256:{_checksum(o)}  -> {path}")
+    types = [pl.type.without_layout().short() for pl in sorted(prog.outputs, key=lambda p: p.index)]
+    _write_outputs(args, "sim", args.program, res.outputs, types, inputs)
     return 0
 
 
@@ -200,6 +205,13 @@ def cmd_ops(args: argparse.Namespace) -> int:
     return 0
 
 
+def _input_args(p: argparse.ArgumentParser, per: str, default_out: str) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--inputs", help=f"comma-separated .npy files, {per}")
+    src.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--out", help=f"folder for the outputs (default {default_out})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="accv", description="Verification and differential testing of tensor-accelerator compilers.")
     ap.add_argument("--version", action="version", version=f"accv {__version__}")
@@ -211,10 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="evaluate an HLO file with the reference interpreter")
     p.add_argument("file")
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--inputs", help="comma-separated .npy files, one per parameter")
-    src.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    p.add_argument("--out", help="folder for the outputs (default build/run/<kernel>)")
+    _input_args(p, "one per parameter", "build/run/<kernel>")
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("isa", help="ISA descriptions")
@@ -226,10 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sim", help="run an assembly program on a target's functional simulator")
     p.add_argument("program")
     p.add_argument("--target", required=True)
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--inputs", help="comma-separated .npy files, one per .input placement")
-    src.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    p.add_argument("--out", help="folder for the outputs (default build/sim/<program>)")
+    _input_args(p, "one per .input placement", "build/sim/<program>")
     p.set_defaults(fn=cmd_sim)
 
     p = sub.add_parser("prove", help="prove rewrite rules with z3")

@@ -45,20 +45,7 @@ def _inverse_rule(p: tuple[int, ...]) -> None:
         return transpose(transpose(x, p), q), x, []
 
 
-def _rotate_rule(p: tuple[int, ...]) -> None:
-    q = (1, 2, 0)
-    pq = _compose(p, q)
-
-    @rule(f"transpose(transpose(x, {_fmt(p)}), {_fmt(q)}) => transpose(x, {_fmt(pq)})", family=FAM, dtypes=ALL,
-          ranks=(3,), desc=f"Two transposes, {_fmt(p)} then {_fmt(q)}, are one transpose by {_fmt(pq)}.")
-    def _r(c):
-        """Two transposes are one transpose by the composed permutation."""
-        x = c.tensor("x")
-        return transpose(transpose(x, p), q), transpose(x, pq), []
-
-
-def _swap_rule(p: tuple[int, ...]) -> None:
-    q = (1, 0, 2)
+def _compose_rule(p: tuple[int, ...], q: tuple[int, ...]) -> None:
     pq = _compose(p, q)
 
     @rule(f"transpose(transpose(x, {_fmt(p)}), {_fmt(q)}) => transpose(x, {_fmt(pq)})", family=FAM, dtypes=ALL,
@@ -71,10 +58,9 @@ def _swap_rule(p: tuple[int, ...]) -> None:
 
 for _p in PERMS3:
     _inverse_rule(_p)
-    if _compose(_p, (1, 2, 0)) != (0, 1, 2):     # else it is the inverse rule above
-        _rotate_rule(_p)
-    if _compose(_p, (1, 0, 2)) != (0, 1, 2):
-        _swap_rule(_p)
+    for _q in ((1, 2, 0), (1, 0, 2)):             # a rotation and a swap after each permutation
+        if _compose(_p, _q) != (0, 1, 2):         # else it is the inverse rule above
+            _compose_rule(_p, _q)
 
 
 @rule("transpose(transpose(x, (1,0)), (1,0)) => x", family=FAM, dtypes=ALL, ranks=(2,))
