@@ -1,0 +1,209 @@
+"""The compiler driver: Act's enumeration pipeline with a cost model (seed 000 §8, Fig. 14).
+
+``act_enum`` (Fig. 14b): initialize the e-graph (M1); for k = 1, 2, ...: one round of rewrites
+(M2), extraction of pii graphs with at most Γ(k) = 2^k piis (M3, §5.4); for each pii graph the
+topological orders (M4, §6.4), the CSP (M5) and, when satisfiable, emission (M6), yielding a
+program. ``compile_graph`` (Fig. 14a) keeps the cheapest program under the cost model and stops
+when the enumeration is exhausted or when no cheaper program has appeared for ``n`` times the time
+it took to find the current best (the termination heuristic).
+
+Fallbacks: a pii graph whose CSP fails for every order goes back to extraction (§4.2.3); an
+extraction with no pii graph within Γ(k) goes back to rewriting (§5.4). A kernel for which the
+e-graph saturates without any complete pii graph raises :class:`Unsupported` with the reason
+(the topmost value no instruction can produce).
+
+The cost model is pluggable: a function Program -> float; the default sums the description's
+per-instruction cycle estimates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from semantics.errors import AccvError
+from semantics.ir import Graph
+
+from ..isa import Accelerator
+from ..program import Program
+from . import phase1, phase2
+from .egraph import EGraph, NodeInfo
+from .rewrite import IrRules
+
+__all__ = ["Unsupported", "CompileError", "Stats", "Compiled", "act_enum", "compile_graph", "default_cost"]
+
+
+class Unsupported(AccvError):
+    """The target cannot run this kernel (one line: why)."""
+
+
+class CompileError(AccvError):
+    """The compiler failed on a kernel it should handle (a bug; names the module)."""
+
+
+def default_cost(acc: Accelerator) -> Callable[[Program], float]:
+    def cost(p: Program) -> float:
+        total = 0
+        for c in p.instructions:
+            ins = acc.instructions[c.name]
+            total += ins.cost.cycles.eval(c.env)
+        return float(total)
+    return cost
+
+
+@dataclass
+class Stats:
+    """Time per module (seconds) and sizes; ``solver`` is CP-SAT's share of M5."""
+
+    times: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
+        ("M1", "M2", "M3", "M4", "M5", "solver", "M6"), 0.0))
+    iterations: int = 0
+    enodes: int = 0
+    eclasses: int = 0
+    pii_graphs: int = 0
+    orders: int = 0
+    csp_failed: int = 0
+    candidates: int = 0
+    ir_rules: int = 0
+    isa_rules: int = 0
+    rewrites: int = 0
+    total: float = 0.0
+    best_at: float = 0.0
+
+    def add(self, key: str, dt: float) -> None:
+        self.times[key] = self.times.get(key, 0.0) + dt
+
+
+@dataclass
+class Compiled:
+    program: Program
+    cost: float
+    stats: Stats
+    pii_count: int
+
+
+def _pii_cost(acc: Accelerator) -> Callable[[NodeInfo], float]:
+    def f(info: NodeInfo) -> float:
+        ins = acc.instructions[info.name]
+        alpha = {k: v for k, v in info.attrs if k != "_unused"}
+        return float(ins.cost.cycles.eval(alpha)) + 1.0   # +1: fewer instructions break ties
+    return f
+
+
+def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
+             rules: IrRules | None = None) -> Iterator[tuple[Program, int]]:
+    """Fig. 14b: yield (program, pii count) for equivalent programs, shortest pii graphs first."""
+    t = time.perf_counter()
+    try:
+        kernel = phase1.initialize(graph)
+    except NotImplementedError as e:
+        raise Unsupported(str(e)) from None
+    eg = EGraph()
+    memo: dict[int, int] = {}
+    try:
+        roots_h = [phase1.insert(eg, r, memo) for r in kernel.roots]
+    except ValueError as e:
+        raise Unsupported(str(e)) from None
+    lay = phase2.hbm_layout(kernel.inputs, kernel.outputs)
+    stats.add("M1", time.perf_counter() - t)
+    isa = phase1.IsaRules(acc)
+    rules = rules or IrRules.for_target(acc)
+    isa.normalize = rules.normalize
+    stats.ir_rules = len(rules.rules)
+    tried: set[tuple] = set()
+    failed_inter: list[frozenset] = []
+    last_reason = ""
+    saturated = False
+    for k in range(1, max_iters + 1):
+        stats.iterations = k
+        t = time.perf_counter()
+        if not saturated:
+            snap = eg.snapshot()
+            n_before = snap.n_nodes
+            rules.apply(eg, snap)
+            snap = eg.snapshot()
+            types = set(snap.class_type)
+            isa_rules = isa.rules_for(types)
+            stats.isa_rules = max(stats.isa_rules, len(isa_rules))
+            phase1.apply_isa_rules(eg, snap, isa_rules)
+            snap = eg.snapshot()
+            saturated = snap.n_nodes == n_before
+            stats.enodes, stats.eclasses = snap.n_nodes, len(snap.classes)
+        stats.add("M2", time.perf_counter() - t)
+        t = time.perf_counter()
+        ex = phase1.Extractor(acc, eg, snap, _pii_cost(acc))
+        roots = [snap.handle_class[h] for h in roots_h]
+        graphs = list(ex.enumerate(roots, phase1.gamma(k)))
+        if not graphs:
+            last_reason = ex.why_not(roots)
+        stats.add("M3", time.perf_counter() - t)
+        fresh = 0
+        for pg in graphs:
+            sig = pg.signature()
+            if sig in tried:
+                continue
+            tried.add(sig)
+            fresh += 1
+            stats.pii_graphs += 1
+            t = time.perf_counter()
+            order_iter = phase2.orders(acc, pg)
+            stats.add("M4", time.perf_counter() - t)
+            for order in order_iter:
+                t = time.perf_counter()
+                inter = phase2.interference(acc, pg, order)
+                skip = any(f <= inter for f in failed_inter)
+                stats.add("M4", time.perf_counter() - t)
+                if skip:
+                    continue
+                stats.orders += 1
+                t = time.perf_counter()
+                try:
+                    alloc = phase2.solve(acc, pg, order, lay)
+                except ValueError as e:
+                    last_reason = str(e)
+                    stats.add("M5", time.perf_counter() - t)
+                    break
+                dt = time.perf_counter() - t
+                stats.add("M5", dt)
+                stats.add("solver", dt)
+                if not alloc.beta and pg.count():
+                    failed_inter.append(inter)
+                    stats.csp_failed += 1
+                    last_reason = f"memory allocation failed ({alloc.status}) for a {pg.count()}-instruction pii graph"
+                    continue
+                t = time.perf_counter()
+                prog = phase2.emit(acc, pg, alloc, lay)
+                stats.add("M6", time.perf_counter() - t)
+                yield prog, pg.count()
+                break
+        if saturated and not fresh:
+            if graphs or ex.build(roots) is None:
+                break   # saturated and nothing new within Γ(k): the enumeration is exhausted
+            # else: a pii graph exists but has more than Γ(k) piis: raise k (§5.4)
+    if stats.candidates == 0:
+        raise Unsupported(last_reason or "no pii graph found")
+
+
+def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], float] | None = None,
+                  n: float = 2.0, max_iters: int = 12, rules: IrRules | None = None,
+                  time_budget: float = 60.0) -> Compiled:
+    """Fig. 14a: the cheapest enumerated program; stops when no cheaper one appeared for ``n``
+    times the time the current best took (or the enumeration ends)."""
+    cost = cost or default_cost(acc)
+    stats = Stats()
+    t0 = time.perf_counter()
+    best: tuple[Program, float, int] | None = None
+    for prog, count in act_enum(graph, acc, stats, max_iters, rules):
+        stats.candidates += 1
+        now = time.perf_counter() - t0
+        c = cost(prog)
+        if best is None or c < best[1]:
+            best = (prog, c, count)
+            stats.best_at = now
+        elif now > n * stats.best_at or now > time_budget:
+            break
+    stats.total = time.perf_counter() - t0
+    if best is None:   # pragma: no cover - act_enum raises first
+        raise Unsupported("no program")
+    return Compiled(best[0], best[1], stats, best[2])

@@ -1,0 +1,214 @@
+"""The e-graph of phase 1, stored in egglog (seed 000 §5, Fig. 9).
+
+egglog (Rust engine) owns the e-graph: hash-consing, union-find and congruence closure. Every
+e-node is one of the constructors ``T.n0 .. T.n8`` (by arity) whose first argument is a short
+key naming a :class:`NodeInfo` held here on the Python side: a tensor operator with its attributes
+and result type, a flattened input variable (a leaf in ``d0``), a literal (a folded compile-time
+constant), or a partially instantiated instruction θ_{α,?} (pii) with its output buffer. Since the
+key carries the result type, every e-node of an e-class has the same type.
+
+Rule matching happens in Python on a :class:`Snapshot` of the e-graph (egglog's serialized
+e-graph, the API of ../shared/reference/toolchain.md): the rules of this project carry symbolic
+attributes, dtype claims and z3 preconditions that egglog's pattern language cannot state, so
+:mod:`compilers.act.rewrite` matches them here and hands the resulting unions back to egglog.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import egglog as eg
+
+from semantics.ir import Literal
+from semantics.types import TensorType
+
+__all__ = ["NodeInfo", "EGraph", "Snapshot", "ENode", "MAX_ARITY"]
+
+MAX_ARITY = 8
+
+
+class T(eg.Expr):
+    """One e-node: a key (the :class:`NodeInfo`) and its operand e-classes."""
+
+    @classmethod
+    def n0(cls, k: eg.StringLike) -> T: ...  # type: ignore[empty-body]
+
+    @classmethod
+    def n1(cls, k: eg.StringLike, a: T) -> T: ...  # type: ignore[empty-body]
+
+    @classmethod
+    def n2(cls, k: eg.StringLike, a: T, b: T) -> T: ...  # type: ignore[empty-body]
+
+    @classmethod
+    def n3(cls, k: eg.StringLike, a: T, b: T, c: T) -> T: ...  # type: ignore[empty-body]
+
+    @classmethod
+    def n4(cls, k: eg.StringLike, a: T, b: T, c: T, d: T) -> T: ...  # type: ignore[empty-body]
+
+    @classmethod
+    def n5(cls, k: eg.StringLike, a: T, b: T, c: T, d: T, e: T) -> T: ...  # type: ignore[empty-body]
+
+    @classmethod
+    def n6(cls, k: eg.StringLike, a: T, b: T, c: T, d: T, e: T, f: T) -> T: ...  # type: ignore[empty-body]
+
+    @classmethod
+    def n7(cls, k: eg.StringLike, a: T, b: T, c: T, d: T, e: T, f: T, g: T) -> T: ...  # type: ignore[empty-body]
+
+    @classmethod
+    def n8(cls, k: eg.StringLike, a: T, b: T, c: T, d: T, e: T, f: T, g: T, h: T) -> T: ...  # type: ignore[empty-body]
+
+
+_CTORS = [T.n0, T.n1, T.n2, T.n3, T.n4, T.n5, T.n6, T.n7, T.n8]
+
+
+def type_key(t: TensorType) -> tuple[str, tuple[int, ...]]:
+    return (t.dtype.name, tuple(t.shape))
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What an e-node is. ``kind``: ``op`` (tensor operator ``name`` with canonical ``attrs``),
+    ``input`` (flattened entry parameter ``name``), ``lit`` (constant ``literal``), ``pii``
+    (instruction ``name`` with α ``attrs``, output ``buffer``)."""
+
+    kind: str
+    name: str
+    attrs: tuple[tuple[str, Any], ...]
+    type: TensorType
+    buffer: str = ""
+    literal: Literal | None = field(default=None, compare=True)
+
+    @property
+    def tkey(self) -> tuple[str, tuple[int, ...]]:
+        return type_key(self.type)
+
+    def short(self) -> str:
+        t = f"{self.type.dtype.name}{list(self.type.shape)}"
+        if self.kind == "pii":
+            return f"{self.name}{dict(self.attrs)}->{self.buffer}:{t}"
+        if self.kind == "input":
+            return f"input{self.name}:{t}"
+        if self.kind == "lit":
+            return f"literal:{t}"
+        return f"{self.name}:{t}"
+
+
+@dataclass(frozen=True)
+class ENode:
+    info: int              # index into EGraph.infos
+    children: tuple[int, ...]   # e-class ids of the snapshot
+
+
+@dataclass
+class Snapshot:
+    """The e-graph at one moment: e-classes (dense ids) with their e-nodes, the type of each
+    class, and the class of every handle created so far."""
+
+    classes: list[list[ENode]]
+    handle_class: list[int]
+    class_type: list[tuple[str, tuple[int, ...]]]
+    by_info: dict[int, list[tuple[int, ENode]]]     # info id -> [(class, enode)]
+
+    @property
+    def n_nodes(self) -> int:
+        return sum(len(c) for c in self.classes)
+
+
+class EGraph:
+    """Handles (ints) name e-nodes as they were added; :meth:`snapshot` maps them to e-classes."""
+
+    def __init__(self) -> None:
+        self.eg = eg.EGraph()
+        self.infos: list[NodeInfo] = []
+        self._info_id: dict[NodeInfo, int] = {}
+        self._terms: list[Any] = []
+        self._handle_sig: list[tuple[int, tuple[int, ...]]] = []
+        self._memo: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._pending_unions: list[tuple[int, int]] = []
+        self.unions = 0
+
+    @property
+    def info_ids(self) -> dict[NodeInfo, int]:
+        return self._info_id
+
+    def info_id(self, info: NodeInfo) -> int:
+        i = self._info_id.get(info)
+        if i is None:
+            i = len(self.infos)
+            self.infos.append(info)
+            self._info_id[info] = i
+        return i
+
+    def add(self, info: NodeInfo, children: tuple[int, ...] = ()) -> int:
+        """Add an e-node (children are handles); returns its handle."""
+        iid = self.info_id(info)
+        sig = (iid, tuple(children))
+        h = self._memo.get(sig)
+        if h is not None:
+            return h
+        if len(children) > MAX_ARITY:
+            raise ValueError(f"{info.name} has {len(children)} operands; the e-graph supports at most {MAX_ARITY}")
+        term = _CTORS[len(children)](str(iid), *(self._terms[c] for c in children))
+        h = len(self._terms)
+        self._terms.append(term)
+        self._handle_sig.append(sig)
+        self._memo[sig] = h
+        self.eg.register(term)
+        return h
+
+    def union(self, a: int, b: int) -> None:
+        self._pending_unions.append((a, b))
+
+    def flush(self) -> None:
+        """Give the pending unions to egglog and restore congruence (egglog's rebuild)."""
+        if self._pending_unions:
+            self.eg.register(*(eg.union(self._terms[a]).with_(self._terms[b]) for a, b in self._pending_unions))
+            self.unions += len(self._pending_unions)
+            self._pending_unions.clear()
+        self.eg.run(1)
+
+    def snapshot(self) -> Snapshot:
+        """egglog's serialized e-graph, read back into dense class ids (toolchain.md: children are
+        node ids; each node's ``eclass`` names its class)."""
+        self.flush()
+        data = json.loads(self.eg._serialize(split_primitive_outputs=False).to_json())
+        nodes = data["nodes"]
+        cls_ids: dict[str, int] = {}
+        prim: dict[str, str] = {}
+        for nid, n in nodes.items():
+            if nid.startswith("primitive-"):
+                prim[nid] = n["op"].strip('"')
+        sig_class: dict[tuple[int, tuple[int, ...]], int] = {}
+        raw: list[tuple[str, int, list[str]]] = []
+        for nid, n in nodes.items():
+            if nid.startswith("primitive-"):
+                continue
+            ch = n["children"]
+            iid = int(prim[ch[0]])
+            raw.append((n["eclass"], iid, ch[1:]))
+            cls_ids.setdefault(n["eclass"], len(cls_ids))
+        node_class = {nid: cls_ids[n["eclass"]] for nid, n in nodes.items() if not nid.startswith("primitive-")}
+        classes: list[list[ENode]] = [[] for _ in cls_ids]
+        by_info: dict[int, list[tuple[int, ENode]]] = {}
+        for ecl, iid, ch in raw:
+            c = cls_ids[ecl]
+            en = ENode(iid, tuple(node_class[x] for x in ch))
+            if en in classes[c]:
+                continue
+            classes[c].append(en)
+            sig_class[(iid, en.children)] = c
+            by_info.setdefault(iid, []).append((c, en))
+        handle_class: list[int] = []
+        for iid, ch_h in self._handle_sig:
+            handle_class.append(sig_class[(iid, tuple(handle_class[x] for x in ch_h))])
+        class_type = [self.infos[cl[0].info].tkey for cl in classes]
+        return Snapshot(classes, handle_class, class_type, by_info)
+
+    def rep_handles(self, snap: Snapshot) -> dict[int, int]:
+        """One handle per e-class (to build new e-nodes over existing classes)."""
+        rep: dict[int, int] = {}
+        for h, c in enumerate(snap.handle_class):
+            rep.setdefault(c, h)
+        return rep

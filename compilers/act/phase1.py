@@ -1,0 +1,576 @@
+"""Phase 1 of Act: instruction selection by equality saturation (seed 000 §5, appendix C.1-C.3).
+
+- Module 1 (:func:`initialize`): the kernel with byte-flattened inputs and outputs. Each entry
+  parameter becomes a leaf ``input i`` of type ``u8[bytes]`` in d0 followed by the unbflat chain
+  of its layout (reshape / bitcast / transpose, tiles included); each output is the bflat chain
+  of the root value (C.1: bflat is invertible, so the chains are exact).
+- Module 2 (:class:`IsaRules`, :func:`apply_rules`): IR-to-ISA rules generated from each
+  instruction's g_θ(α) for the α the kernel's types admit, with the precondition ∃β e_θ(α, β)
+  (the α-only constraints; the β part is left to phase 2), plus the proven IR-to-IR rules of
+  :mod:`compilers.act.rewrite`. A match adds the pii θ_{α,?} to the matched e-class.
+- Module 3 (:func:`constants`, :func:`extract`): bottom-up compile-time constant detection, then
+  the top-down buffer-guided extraction of pii graphs (Fig. 37) with the node bound Γ(k) = 2^k (§5.4).
+
+Nothing here names a target: everything comes from the :class:`~compilers.isa.Accelerator`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from semantics.dtypes import U8, DType
+from semantics.ir import Graph
+from semantics.layout import _physical_shape, _tile_perm, byte_size
+from semantics.types import TensorType
+
+from ..isa import HBM, Accelerator, InstrDef
+from .egraph import EGraph, NodeInfo, Snapshot, type_key
+from .terms import Term, lower, lower_outputs, mk_op
+
+__all__ = ["Kernel", "initialize", "IsaRule", "IsaRules", "apply_rules", "constants", "PiiGraph", "PiiNode", "extract",
+           "gamma"]
+
+
+def gamma(k: int) -> int:
+    """Γ(k) = 2^k, the node bound of the k-th extraction (§5.4)."""
+    return 2 ** k
+
+
+# --- Module 1 -------------------------------------------------------------------------------
+
+def _unbflat(x: Term, tt: TensorType) -> Term:
+    """The tensor of type ``tt`` whose bflat image is the byte term ``x`` (layout.unbflat as operators)."""
+    dt: DType = tt.dtype
+    order, phys = _physical_shape(tt)
+    lay = tt.effective_layout
+    nb = dt.nbytes
+    shape_t = phys
+    if lay.tiles:
+        split, perm = _tile_perm(phys, lay.tiles)
+        shape_t = tuple(split[p] for p in perm)
+    if nb > 1:
+        v = mk_op("reshape", [x], {}, TensorType(U8, shape_t + (nb,)))
+        v = mk_op("bitcast-convert", [v], {}, TensorType(dt, shape_t))
+    else:
+        v = mk_op("reshape", [x], {}, TensorType(U8, shape_t))
+        if dt != U8:
+            v = mk_op("bitcast-convert", [v], {}, TensorType(dt, shape_t))
+    if lay.tiles:
+        inv = tuple(int(i) for i in sorted(range(len(perm)), key=lambda i: perm[i]))
+        split_shape = tuple(shape_t[i] for i in inv)
+        v = mk_op("transpose", [v], {"dimensions": inv}, TensorType(dt, split_shape))
+        v = mk_op("reshape", [v], {}, TensorType(dt, phys))
+        logical_phys = tuple(tt.shape[d] for d in order)
+        if logical_phys != phys:
+            v = mk_op("slice", [v], {"slice": tuple((0, n, 1) for n in logical_phys)}, TensorType(dt, logical_phys))
+    inv_order = tuple(int(i) for i in sorted(range(len(order)), key=lambda i: order[i]))
+    if inv_order != tuple(range(len(order))):
+        v = mk_op("transpose", [v], {"dimensions": inv_order}, TensorType(dt, tuple(tt.shape)))
+    return _simplify_chain(v)
+
+
+def _bflat(v: Term, tt: TensorType) -> Term:
+    """The bflat byte image of ``v`` (type ``tt``) as operators."""
+    dt = tt.dtype
+    order, phys = _physical_shape(tt)
+    lay = tt.effective_layout
+    nb = dt.nbytes
+    cur = v
+    shape = tuple(tt.shape[d] for d in order)
+    if tuple(order) != tuple(range(len(order))):
+        cur = mk_op("transpose", [cur], {"dimensions": tuple(order)}, TensorType(dt, shape))
+    if lay.tiles:
+        if shape != phys:
+            raise NotImplementedError("bflat of a padded tile")
+        split, perm = _tile_perm(phys, lay.tiles)
+        cur = mk_op("reshape", [cur], {}, TensorType(dt, split))
+        shape = tuple(split[p] for p in perm)
+        cur = mk_op("transpose", [cur], {"dimensions": tuple(perm)}, TensorType(dt, shape))
+    if nb > 1:
+        cur = mk_op("bitcast-convert", [cur], {}, TensorType(U8, shape + (nb,)))
+    elif dt != U8:
+        cur = mk_op("bitcast-convert", [cur], {}, TensorType(U8, shape))
+    return _simplify_chain(mk_op("reshape", [cur], {}, TensorType(U8, (byte_size(tt),))))
+
+
+def _simplify_chain(t: Term) -> Term:
+    """Drop no-op reshapes/transposes in a bflat chain (same rule as terms.lower)."""
+    if t.is_param or t.is_lit or not t.children:
+        return t
+    kids = tuple(_simplify_chain(c) for c in t.children)
+    info = t.info
+    assert info is not None
+    a = kids[0].type
+    same = a.dtype == info.type.dtype and tuple(a.shape) == tuple(info.type.shape)
+    if info.name in ("reshape", "bitcast-convert") and same:
+        return kids[0]
+    if info.name == "transpose" and dict(info.attrs)["dimensions"] == tuple(range(len(info.type.shape))):
+        return kids[0]
+    if info.name == "reshape" and not kids[0].is_param and kids[0].info is not None and kids[0].info.name == "reshape":
+        return Term(info, kids[0].children)
+    return Term(info, kids)
+
+
+@dataclass
+class Kernel:
+    """The kernel as phase 1 sees it: output byte terms, input byte types and layouts."""
+
+    graph: Graph
+    inputs: list[TensorType]
+    outputs: list[TensorType]
+    roots: list[Term]
+    input_leaves: list[Term]
+
+
+def initialize(graph: Graph) -> Kernel:
+    """Module 1: the kernel with byte-flattened inputs and outputs (Fig. 9a)."""
+    from semantics.types import TupleType
+
+    ins = [t for t in graph.param_types]
+    leaves: list[Term] = []
+    params: list[Term] = []
+    for i, t in enumerate(ins):
+        assert isinstance(t, TensorType)
+        leaf = Term(NodeInfo("input", str(i), (), TensorType(U8, (byte_size(t),)), HBM))
+        leaves.append(leaf)
+        params.append(_unbflat(leaf, t))
+    outs = lower_outputs(graph, None, params)
+    rt = graph.result_type
+    out_types = list(rt.elements) if isinstance(rt, TupleType) else [rt]
+    roots = [_bflat(o, t) for o, t in zip(outs, out_types, strict=True)]   # type: ignore[arg-type]
+    return Kernel(graph, ins, out_types, roots, leaves)  # type: ignore[arg-type]
+
+
+def insert(egraph: EGraph, t: Term, memo: dict[int, int]) -> int:
+    """Add a term (params not allowed) and return its handle."""
+    k = id(t)
+    h = memo.get(k)
+    if h is not None:
+        return h
+    assert t.info is not None, "parameters cannot be inserted"
+    h = egraph.add(t.info, tuple(insert(egraph, c, memo) for c in t.children))
+    memo[k] = h
+    return h
+
+
+# --- Module 2: IR-to-ISA rules ---------------------------------------------------------------
+
+@dataclass
+class IsaRule:
+    """g_θ(α) → θ_{α,?}: the lowered semantics as a pattern over the instruction's parameters."""
+
+    instr: InstrDef
+    alpha: tuple[tuple[str, int], ...]
+    pattern: Term
+    in_types: tuple[TensorType, ...]
+    out_type: TensorType
+
+    @property
+    def name(self) -> str:
+        return f"{self.instr.name}{dict(self.alpha)}"
+
+
+class IsaRules:
+    """The IR-to-ISA rules of one accelerator, generated on demand for the α values that the
+    e-graph's types can use (an α's input and output slice types must be types of e-classes)."""
+
+    MAX_ALPHA = 4096
+
+    def __init__(self, acc: Accelerator) -> None:
+        self.acc = acc
+        self._cache: dict[tuple[str, tuple[tuple[str, int], ...]], IsaRule | None] = {}
+        self.normalize = None   # set by the driver: Term -> Term (proven IR-to-IR normalization)
+
+    def _candidates(self, ins: InstrDef, dims: set[int]) -> Iterator[dict[str, int]]:
+        doms = []
+        for a in ins.alpha:
+            dom = ins.domain(a)
+            pref = ins.search_values(a) if hasattr(ins, "search_values") else None
+            if pref is not None:
+                doms.append(tuple(pref))
+            elif len(dom) <= 8:
+                doms.append(dom)
+            else:
+                doms.append(tuple(v for v in dom if v in dims))
+        count = math.prod(len(d) for d in doms)
+        if count > self.MAX_ALPHA:
+            doms = [d[:8] for d in doms]
+        alpha_only = [c for c in ins.constraints if c.vars() <= set(ins.alpha)]
+        for combo in itertools.product(*doms):
+            env = dict(zip(ins.alpha, combo, strict=True))
+            if all(c.eval(env) for c in alpha_only):
+                yield env
+
+    def rule(self, ins: InstrDef, alpha: dict[str, int]) -> IsaRule | None:
+        key = (ins.name, tuple(sorted(alpha.items())))
+        if key in self._cache:
+            return self._cache[key]
+        r: IsaRule | None = None
+        try:
+            g = ins.graph(alpha)
+            env = dict.fromkeys(ins.beta, 0) | alpha
+            in_types = tuple(self.acc.buffers[s.buffer].slice_type(s.bounds(env)[1]) for s in ins.inputs)
+            out_type = self.acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1])
+            pat = lower(g)
+            if self.normalize is not None:
+                pat = self.normalize(pat)
+            r = IsaRule(ins, tuple(alpha.items()), pat, in_types, out_type)
+        except Exception:  # noqa: BLE001 - an α the semantics rejects is not a candidate
+            r = None
+        self._cache[key] = r
+        return r
+
+    def rules_for(self, types: set[tuple[str, tuple[int, ...]]]) -> list[IsaRule]:
+        dims: set[int] = set()
+        for _, shape in types:
+            for d in shape:
+                dims.add(d)
+        dims |= {a * b for a in list(dims) for b in (2, 4)}
+        out = []
+        for ins in self.acc.instructions.values():
+            for alpha in self._candidates(ins, dims):
+                env = dict.fromkeys(ins.beta, 0) | alpha
+                try:
+                    ot = self.acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1])
+                except Exception:  # noqa: BLE001
+                    continue
+                if type_key(ot) not in types:
+                    continue
+                r = self.rule(ins, alpha)
+                if r is not None:
+                    out.append(r)
+        return out
+
+
+def match(snap: Snapshot, ids: dict[NodeInfo, int], pat: Term, cls: int,
+          bind: dict[int, int]) -> Iterator[dict[int, int]]:
+    """All ways the pattern matches e-class ``cls`` (bindings: parameter index -> class)."""
+    if pat.is_param:
+        if snap.class_type[cls] != type_key(pat.type):
+            return
+        prev = bind.get(pat.index)
+        if prev is None:
+            yield {**bind, pat.index: cls}
+        elif prev == cls:
+            yield bind
+        return
+    assert pat.info is not None
+    if snap.class_type[cls] != pat.info.tkey:
+        return
+    iid = ids.get(pat.info)
+    if iid is None:
+        return
+    for en in snap.classes[cls]:
+        if en.info != iid or len(en.children) != len(pat.children):
+            continue
+        yield from _match_children(snap, ids, pat.children, en.children, 0, bind)
+
+
+def _match_children(snap: Snapshot, ids: dict[NodeInfo, int], pats: Sequence[Term], kids: Sequence[int], i: int,
+                    bind: dict[int, int]) -> Iterator[dict[int, int]]:
+    if i == len(pats):
+        yield bind
+        return
+    for b in match(snap, ids, pats[i], kids[i], bind):
+        yield from _match_children(snap, ids, pats, kids, i + 1, b)
+
+
+def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) -> int:
+    """Add θ_{α,?} to every e-class that g_θ(α) matches; returns the number of new piis."""
+    rep = egraph.rep_handles(snap)
+    by_type: dict[tuple[str, tuple[int, ...]], list[int]] = {}
+    for c, t in enumerate(snap.class_type):
+        by_type.setdefault(t, []).append(c)
+    existing = {(egraph.infos[en.info], en.children) for cl in snap.classes for en in cl
+                if egraph.infos[en.info].kind == "pii"}
+    added = 0
+    for r in rules:
+        for cls in by_type.get(type_key(r.out_type), []):
+            for b in match(snap, egraph.info_ids, r.pattern, cls, {}):
+                kids = []
+                ok = True
+                for i, t in enumerate(r.in_types):
+                    c = b.get(i)
+                    if c is None:
+                        kids.append(-1)
+                        continue
+                    if snap.class_type[c] != type_key(t):
+                        ok = False
+                        break
+                    kids.append(c)
+                if not ok:
+                    continue
+                info = NodeInfo("pii", r.instr.name, r.alpha, r.out_type, r.instr.output.buffer,
+                                literal=None)
+                unused = tuple(i for i, c in enumerate(kids) if c < 0)
+                if unused:
+                    info = NodeInfo("pii", r.instr.name, r.alpha + (("_unused", unused),), r.out_type,
+                                    r.instr.output.buffer)
+                real = tuple(c for c in kids if c >= 0)
+                if (info, real) in existing:
+                    continue
+                existing.add((info, real))
+                h = egraph.add(info, tuple(rep[c] for c in real))
+                egraph.union(h, rep[cls])
+                added += 1
+    return added
+
+
+# --- Module 3: constants and extraction ------------------------------------------------------
+
+def constants(egraph: EGraph, snap: Snapshot) -> list[bool]:
+    """Bottom-up: an e-class is constant when one of its e-nodes has only constant operands;
+    literals are constant, flattened inputs are not (§5.3)."""
+    const = [False] * len(snap.classes)
+    changed = True
+    while changed:
+        changed = False
+        for c, nodes in enumerate(snap.classes):
+            if const[c]:
+                continue
+            for en in nodes:
+                info = egraph.infos[en.info]
+                if info.kind == "input" or info.kind == "pii":
+                    continue
+                if all(const[k] for k in en.children):
+                    const[c] = True
+                    changed = True
+                    break
+    return const
+
+
+@dataclass
+class PiiNode:
+    """One node of a pii graph: an instruction θ_{α,?} (``instr``), a flattened input, or a
+    constant, with the value ids of its operands (None for an operand g_θ ignores)."""
+
+    id: int
+    kind: str                      # "pii" | "input" | "const"
+    instr: str = ""
+    alpha: tuple[tuple[str, int], ...] = ()
+    buffer: str = HBM
+    type: TensorType | None = None
+    operands: tuple[int | None, ...] = ()
+    input_index: int = -1
+    literal: object = None
+    eclass: int = -1
+
+
+@dataclass
+class PiiGraph:
+    nodes: list[PiiNode] = field(default_factory=list)
+    roots: list[int] = field(default_factory=list)
+
+    def count(self) -> int:
+        return sum(1 for n in self.nodes if n.kind == "pii")
+
+    def signature(self) -> tuple:
+        return tuple((n.kind, n.instr, n.alpha, n.operands, n.input_index) for n in self.nodes)
+
+
+@dataclass
+class Choice:
+    cost: float
+    size: int
+    enode: object   # ENode or ("input", i) or ("const",)
+
+
+class Extractor:
+    """Top-down buffer-guided extraction (Fig. 37) with per-(class, buffer) best choices computed
+    bottom-up by cost (a pii's cost from the description plus its operands'), and enumeration of
+    alternatives: the best graph first, then graphs that swap one choice for the next best."""
+
+    def __init__(self, acc: Accelerator, egraph: EGraph, snap: Snapshot, cost_fn) -> None:  # noqa: ANN001
+        self.acc = acc
+        self.eg = egraph
+        self.snap = snap
+        self.const = constants(egraph, snap)
+        self.cost_fn = cost_fn
+        self.options: dict[tuple[int, str], list[tuple[float, int, object]]] = {}
+        self._solve()
+
+    def _leaf(self, c: int, buf: str) -> tuple[float, int, object] | None:
+        if buf != HBM:
+            return None
+        for en in self.snap.classes[c]:
+            info = self.eg.infos[en.info]
+            if info.kind == "input":
+                return (0.0, 0, ("input", int(info.name)))
+        if self.const[c]:
+            for en in self.snap.classes[c]:
+                info = self.eg.infos[en.info]
+                if info.kind == "lit":
+                    return (0.0, 0, ("const", info.literal))
+        return None
+
+    def _solve(self) -> None:
+        INF = math.inf
+        best: dict[tuple[int, str], tuple[float, int]] = {}
+        piis: list[tuple[int, object, NodeInfo, list[tuple[int, str]]]] = []
+        for c, nodes in enumerate(self.snap.classes):
+            for en in nodes:
+                info = self.eg.infos[en.info]
+                if info.kind != "pii":
+                    continue
+                ins = self.acc.instructions[info.name]
+                alpha = dict(info.attrs)
+                unused = set(alpha.pop("_unused", ()))
+                bufs = [s.buffer for i, s in enumerate(ins.inputs) if i not in unused]
+                piis.append((c, en, info, list(zip(en.children, bufs, strict=True))))
+        for c in range(len(self.snap.classes)):
+            for buf in self.acc.buffers:
+                lf = self._leaf(c, buf)
+                if lf is not None:
+                    best[(c, buf)] = (0.0, 0)
+                    self.options.setdefault((c, buf), []).append(lf)
+        changed = True
+        while changed:
+            changed = False
+            for c, en, info, kids in piis:
+                tot, size = self.cost_fn(info), 1
+                for k in kids:
+                    b = best.get(k)
+                    if b is None:
+                        tot = INF
+                        break
+                    tot += b[0]
+                    size += b[1]
+                if tot == INF:
+                    continue
+                key = (c, info.buffer)
+                cur = best.get(key)
+                if cur is None or (tot, size) < cur:
+                    best[key] = (tot, size)
+                    changed = True
+        for c, en, info, kids in piis:
+            if all(k in best for k in kids):
+                tot = self.cost_fn(info) + sum(best[k][0] for k in kids)
+                size = 1 + sum(best[k][1] for k in kids)
+                self.options.setdefault((c, info.buffer), []).append((tot, size, en))
+        for k in self.options:
+            self.options[k].sort(key=lambda o: (o[0], o[1]))
+        self.best = best
+
+    def has(self, c: int, buf: str) -> bool:
+        return (c, buf) in self.best
+
+    def build(self, roots: Sequence[int], override: dict[tuple[int, str], int] | None = None,
+              max_nodes: int | None = None) -> PiiGraph | None:
+        """The pii graph choosing the best option per (class, buffer) (or ``override``'s index);
+        None when it has a cycle or more than ``max_nodes`` piis."""
+        override = override or {}
+        g = PiiGraph()
+        memo: dict[tuple[int, str], int] = {}
+        active: set[tuple[int, str]] = set()
+
+        def visit(c: int, buf: str) -> int | None:
+            key = (c, buf)
+            if key in memo:
+                return memo[key]
+            if key in active or key not in self.options:
+                return None
+            opts = self.options[key]
+            choice = opts[min(override.get(key, 0), len(opts) - 1)]
+            active.add(key)
+            node = choice[2]
+            if isinstance(node, tuple) and node[0] == "input":
+                n = PiiNode(len(g.nodes), "input", input_index=node[1], eclass=c,
+                            type=self.eg.infos[self.snap.classes[c][0].info].type)
+            elif isinstance(node, tuple) and node[0] == "const":
+                n = PiiNode(len(g.nodes), "const", literal=node[1], eclass=c,
+                            type=self.eg.infos[self.snap.classes[c][0].info].type)
+            else:
+                info = self.eg.infos[node.info]  # type: ignore[union-attr]
+                ins = self.acc.instructions[info.name]
+                alpha = dict(info.attrs)
+                unused = set(alpha.pop("_unused", ()))
+                kids = list(node.children)  # type: ignore[union-attr]
+                ops: list[int | None] = []
+                for i, s in enumerate(ins.inputs):
+                    if i in unused:
+                        ops.append(None)
+                        continue
+                    v = visit(kids.pop(0), s.buffer)
+                    if v is None:
+                        active.discard(key)
+                        return None
+                    ops.append(v)
+                n = PiiNode(len(g.nodes), "pii", info.name, tuple(alpha.items()), info.buffer, info.type,
+                            tuple(ops), eclass=c)
+            active.discard(key)
+            g.nodes.append(n)
+            memo[key] = n.id
+            return n.id
+
+        for r in roots:
+            v = visit(r, HBM)
+            if v is None:
+                return None
+            g.roots.append(v)
+        if max_nodes is not None and g.count() > max_nodes:
+            return None
+        return g
+
+    def enumerate(self, roots: Sequence[int], max_nodes: int, limit: int = 16) -> Iterator[PiiGraph]:
+        """The best pii graph, then one-swap variants (each (class, buffer) of the best graph
+        takes its next options), without repeats; at most ``limit`` graphs."""
+        seen: set[tuple] = set()
+        first = self.build(roots, max_nodes=max_nodes)
+        if first is None:
+            return
+        seen.add(first.signature())
+        yield first
+        n = 1
+        keys = [k for k, v in self.options.items() if len(v) > 1]
+        keys.sort(key=lambda k: (-self.options[k][0][0], k))
+        for key in keys:
+            for alt in range(1, len(self.options[key])):
+                g = self.build(roots, {key: alt}, max_nodes=max_nodes)
+                if g is None or g.signature() in seen:
+                    continue
+                seen.add(g.signature())
+                yield g
+                n += 1
+                if n >= limit:
+                    return
+
+    def why_not(self, roots: Sequence[int]) -> str:
+        """A one-line reason the root cannot be extracted: the topmost e-class with no way to be
+        produced in the buffer it is needed in."""
+        seen: set[tuple[int, str]] = set()
+        frontier = [(r, HBM) for r in roots]
+        while frontier:
+            c, buf = frontier.pop(0)
+            if (c, buf) in seen:
+                continue
+            seen.add((c, buf))
+            if (c, buf) in self.best:
+                continue
+            ops = [self.eg.infos[en.info] for en in self.snap.classes[c]]
+            irs = [o for o in ops if o.kind == "op"]
+            piis = [o for o in ops if o.kind == "pii"]
+            if not piis:
+                if irs:
+                    o = min(irs, key=lambda o: (o.name in ("reshape", "bitcast-convert", "transpose"), o.name))
+                    t = o.type
+                    return f"no instruction computes {o.name} on {t.dtype.name}{list(t.shape)} (into {buf})"
+                return f"no instruction produces a {ops[0].type.dtype.name}{list(ops[0].type.shape)} value in {buf}"
+            for en in self.snap.classes[c]:
+                info = self.eg.infos[en.info]
+                if info.kind != "pii" or info.buffer != buf:
+                    continue
+                ins = self.acc.instructions[info.name]
+                alpha = dict(info.attrs)
+                unused = set(alpha.pop("_unused", ()))
+                bufs = [s.buffer for i, s in enumerate(ins.inputs) if i not in unused]
+                frontier.extend(zip(en.children, bufs, strict=True))
+            if not any(self.eg.infos[en.info].kind == "pii" and self.eg.infos[en.info].buffer == buf
+                       for en in self.snap.classes[c]):
+                t = ops[0].type
+                have = sorted({o.buffer for o in piis})
+                return (f"a {t.dtype.name}{list(t.shape)} value is needed in {buf} but instructions produce it only in "
+                        f"{', '.join(have)}")
+        return "no complete pii graph (every candidate has a cycle)"
