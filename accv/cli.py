@@ -198,6 +198,53 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compile(args: argparse.Namespace) -> int:
+    from compilers.act import compile_graph
+    from compilers.act.check import check_program
+    from compilers.program import print_asm
+    from compilers.targets import load_target
+
+    g = _read_graph(args.file)
+    acc = load_target(args.target)
+    res = compile_graph(g, acc)
+    prog = res.program
+    out = Path(args.output) if args.output else Path("build") / "compile" / Path(args.file).stem / f"{acc.name}.asm"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"# {args.file} compiled for {acc.name} by accv compile\n" + print_asm(prog))
+    extra = []
+    if acc.name == "gemmini":
+        from compilers.gemmini_stream import encode, format_command
+
+        words = out.with_suffix(".stream")
+        words.write_text("".join(format_command(c) + "\n" for c in encode(prog)))
+        extra.append(str(words))
+    elif acc.name == "amx":
+        from compilers.amx_emit import emit_c
+
+        c_file = out.with_suffix(".c")
+        c_file.write_text(emit_c(prog, acc, name=Path(args.file).stem))
+        extra.append(str(c_file))
+    st = res.stats
+    hbm_bytes = sum(acc.instructions[c.name].cost.hbm_bytes.eval(c.env) for c in prog.instructions)
+    print(f"{args.file}: {len(prog.instructions)} instructions for {acc.name}, estimated {res.cost:g} cycles, "
+          f"{hbm_bytes} HBM bytes moved, {len(prog.constants)} constant(s); compiled in {st.total * 1e3:.1f} ms "
+          f"({st.candidates} candidate(s))")
+    print(f"  -> {out}" + "".join(f", {e}" for e in extra))
+    if args.stats:
+        print(f"  e-graph: {st.enodes} e-nodes, {st.eclasses} e-classes after {st.iterations} iteration(s); "
+              f"{st.isa_rules} IR-to-ISA rules, {st.ir_rules} IR-to-IR rules; {st.pii_graphs} pii graph(s), "
+              f"{st.orders} order(s), {st.csp_failed} failed CSP(s)")
+        print("  time (ms): " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in st.times.items()))
+    if args.check:
+        chk = check_program(g, acc, prog, args.check, args.seed, args.file, out.parent / "reproducer")
+        if not chk.ok:
+            print(f"accv: {args.file}: compiled program differs from the reference on {chk.message}; "
+                  f"reproducer in {chk.reproducer}", file=sys.stderr)
+            return 1
+        print(f"  check: {chk.runs} random input set(s) on the {acc.name} simulator equal the reference bit for bit")
+    return 0
+
+
 def cmd_ops(args: argparse.Namespace) -> int:
     from semantics.docs import operator_table_markdown
 
@@ -237,6 +284,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", required=True)
     _input_args(p, "one per .input placement", "build/sim/<program>")
     p.set_defaults(fn=cmd_sim)
+
+    p = sub.add_parser("compile", help="compile an HLO kernel for a target with the Act compiler (and check it)")
+    p.add_argument("file")
+    p.add_argument("--target", required=True)
+    p.add_argument("-o", "--output", help="assembly file to write (default build/compile/<kernel>/<target>.asm)")
+    p.add_argument("--check", type=int, default=3, metavar="N",
+                   help="compare with the reference on N random input sets on the simulator (default 3; 0: no check)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first check input set (default 0)")
+    p.add_argument("--stats", action="store_true", help="print e-graph sizes and the time of each module")
+    p.set_defaults(fn=cmd_compile)
 
     p = sub.add_parser("prove", help="prove rewrite rules with z3")
     p.add_argument("rules", nargs="*", help="rule names or families (default: all)")

@@ -131,6 +131,15 @@ class InstrDef:
     cost: Cost = Cost()
     doc: str = ""
     target: str = ""
+    search: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+    def search_values(self, a: str) -> tuple[int, ...] | None:
+        """The values of α attribute ``a`` the compiler tries (None: it derives them from the
+        kernel's tensor sizes); a subset of the domain, declared by the description."""
+        for k, v in self.search:
+            if k == a:
+                return v
+        return None
 
     @property
     def attrs(self) -> tuple[str, ...]:
@@ -218,7 +227,8 @@ class Accelerator:
                         inputs: Sequence[tuple[str, Sequence[str | int], Sequence[str | int]]],
                         output: tuple[str, Sequence[str | int], Sequence[str | int]],
                         semantics: str, constraints: Sequence[str] = (), contract: NumericContract | None = None,
-                        cycles: str | int = 1, hbm_bytes: str | int = 0, doc: str = "") -> InstrDef:
+                        cycles: str | int = 1, hbm_bytes: str | int = 0, doc: str = "",
+                        search: Mapping[str, Sequence[int]] | None = None) -> InstrDef:
         """Declare an instruction. ``alpha`` maps each computational attribute to its domain (the
         values the compiler may choose and validation samples from)."""
         where = f"{self.name}.{name}"
@@ -232,7 +242,8 @@ class Accelerator:
                 constraints=_exprs(constraints), semantics=semantics,
                 alpha_domain=tuple((k, tuple(int(v) for v in vals)) for k, vals in alpha.items()),
                 contract=contract or NumericContract(), cost=Cost(parse_expr(cycles), parse_expr(hbm_bytes)),
-                doc=doc, target=self.name)
+                doc=doc, target=self.name,
+                search=tuple((k, tuple(int(v) for v in vals)) for k, vals in (search or {}).items()))
         except ExprError as e:
             raise IsaError(str(e), where=where) from None
         self.instructions[name] = ins

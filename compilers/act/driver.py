@@ -35,11 +35,15 @@ __all__ = ["Unsupported", "CompileError", "Stats", "Compiled", "act_enum", "comp
 
 
 class Unsupported(AccvError):
-    """The target cannot run this kernel (one line: why)."""
+    """The target cannot run this kernel (one line: why); the CLI exits 3."""
+
+    exit_code = 3
 
 
 class CompileError(AccvError):
-    """The compiler failed on a kernel it should handle (a bug; names the module)."""
+    """The compiler produced a wrong program or failed internally (a bug); the CLI exits 1."""
+
+    exit_code = 1
 
 
 def default_cost(acc: Accelerator) -> Callable[[Program], float]:
@@ -167,7 +171,7 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
                 dt = time.perf_counter() - t
                 stats.add("M5", dt)
                 stats.add("solver", dt)
-                if not alloc.beta and pg.count():
+                if not alloc.ok:
                     failed_inter.append(inter)
                     stats.csp_failed += 1
                     last_reason = f"memory allocation failed ({alloc.status}) for a {pg.count()}-instruction pii graph"
@@ -192,6 +196,8 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
     times the time the current best took (or the enumeration ends)."""
     cost = cost or default_cost(acc)
     stats = Stats()
+    t0 = time.perf_counter()
+    rules = rules or IrRules.for_target(acc)     # backend generation: once per target, not timed here
     t0 = time.perf_counter()
     best: tuple[Program, float, int] | None = None
     for prog, count in act_enum(graph, acc, stats, max_iters, rules):

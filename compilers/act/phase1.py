@@ -4,7 +4,7 @@
   parameter becomes a leaf ``input i`` of type ``u8[bytes]`` in d0 followed by the unbflat chain
   of its layout (reshape / bitcast / transpose, tiles included); each output is the bflat chain
   of the root value (C.1: bflat is invertible, so the chains are exact).
-- Module 2 (:class:`IsaRules`, :func:`apply_rules`): IR-to-ISA rules generated from each
+- Module 2 (:class:`IsaRules`, :func:`apply_isa_rules`): IR-to-ISA rules generated from each
   instruction's g_θ(α) for the α the kernel's types admit, with the precondition ∃β e_θ(α, β)
   (the α-only constraints; the β part is left to phase 2), plus the proven IR-to-IR rules of
   :mod:`compilers.act.rewrite`. A match adds the pii θ_{α,?} to the matched e-class.
@@ -28,9 +28,9 @@ from semantics.types import TensorType
 
 from ..isa import HBM, Accelerator, InstrDef
 from .egraph import EGraph, NodeInfo, Snapshot, type_key
-from .terms import Term, lower, lower_outputs, mk_op
+from .terms import Term, lit_info, lower, lower_outputs, mk_op
 
-__all__ = ["Kernel", "initialize", "IsaRule", "IsaRules", "apply_rules", "constants", "PiiGraph", "PiiNode", "extract",
+__all__ = ["Kernel", "initialize", "insert", "IsaRule", "IsaRules", "apply_isa_rules", "match", "constants", "PiiGraph", "PiiNode", "Extractor",
            "gamma"]
 
 
@@ -140,7 +140,15 @@ def initialize(graph: Graph) -> Kernel:
     outs = lower_outputs(graph, None, params)
     rt = graph.result_type
     out_types = list(rt.elements) if isinstance(rt, TupleType) else [rt]
-    roots = [_bflat(o, t) for o, t in zip(outs, out_types, strict=True)]   # type: ignore[arg-type]
+    roots = []
+    for o, t in zip(outs, out_types, strict=True):
+        if o.is_lit:   # a compile-time constant output: its bytes, folded (§5.3)
+            from semantics.layout import bflat
+
+            data = bflat(o.info.literal.to_array(), t)  # type: ignore[union-attr, arg-type]
+            roots.append(Term(lit_info(data, TensorType(U8, (data.size,)))))
+        else:
+            roots.append(_bflat(o, t))  # type: ignore[arg-type]
     return Kernel(graph, ins, out_types, roots, leaves)  # type: ignore[arg-type]
 
 
@@ -188,7 +196,7 @@ class IsaRules:
         doms = []
         for a in ins.alpha:
             dom = ins.domain(a)
-            pref = ins.search_values(a) if hasattr(ins, "search_values") else None
+            pref = ins.search_values(a)
             if pref is not None:
                 doms.append(tuple(pref))
             elif len(dom) <= 8:
@@ -429,7 +437,7 @@ class Extractor:
         changed = True
         while changed:
             changed = False
-            for c, en, info, kids in piis:
+            for c, _en, info, kids in piis:
                 tot, size = self.cost_fn(info), 1
                 for k in kids:
                     b = best.get(k)

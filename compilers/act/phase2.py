@@ -235,6 +235,10 @@ class Allocation:
     interference: frozenset[tuple[int, int]]
     status: str
 
+    @property
+    def ok(self) -> bool:
+        return self.status in ("OPTIMAL", "FEASIBLE")
+
 
 def _live(g: PiiGraph, order: list[int]) -> dict[int, tuple[int, int]]:
     """Live ranges (§6.2 CSP4): inputs [0, N], constants [0, b-1], piis [a, b-1] (roots to N)."""
@@ -294,8 +298,9 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
             length[node.id] = [node.type.size]  # type: ignore[union-attr]
         elif node.kind == "const":
             nbytes = node.type.size * node.type.dtype.nbytes  # type: ignore[union-attr]
-            v = m.NewIntVar(lay.free_start, hbm - nbytes, f"const{node.id}")
-            m.AddModuloEquality(0, v, ALIGN) if nbytes >= ALIGN else None
+            v = m.NewIntVar(0, hbm - nbytes, f"const{node.id}")
+            if node.id not in g.roots:      # constants live above the inputs and outputs (CSP3)
+                m.Add(v >= lay.free_start)
             const_vars[node.id] = v
             start[node.id] = [v]
             length[node.id] = [nbytes]

@@ -1,30 +1,511 @@
-"""Module 2's IR-to-IR rules: the proven rules of :mod:`rewrite_rules`, filtered to those that can
-lead to an IR-to-ISA rule (appendix C.2), matched on e-graph snapshots.
+"""Module 2's IR-to-IR rules: the proven rules of :mod:`rewrite_rules`, filtered for a target
+(appendix C.2) and matched on e-graph snapshots and on instruction patterns.
 
-(Work in progress: see issue 5.)
+Filtering (C.2): start from the operators of every g_θ of the description; a rule whose right side
+builds only such operators (or literals) may lead to an IR-to-ISA rule, so it is kept and the
+operators of its left side join the set; repeat to a fixed point.
+
+Proof gate (invariant 3): only rules whose every claimed (dtype, rank) proof is cached as passed
+for the current rule text are used (:func:`verif.cache.proven_rules`); a missing proof is proved
+on the spot (and cached) or the compiler refuses the rule.
+
+Matching a rule's left side binds its tensor variables to e-classes and its symbolic sizes and
+attributes to integers (attributes written as expressions are checked after binding);
+sub-patterns without tensor variables (constants, ``full``, identity matrices) are built
+concretely and compared with the literal the e-class holds. Preconditions are evaluated on the
+binding. The right side is built by :func:`rewrite_rules.instantiate.emit` and lowered like a
+kernel (:mod:`.terms`), then unioned with the matched class.
+
+Pointwise lifting: a rule stated and proved for rank 1 whose operators are all elementwise (its
+constants splats) holds at every rank, because each output element depends on the operands' same
+element only; such rules are applied at the rank of the match.
+
+Patterns g_θ(α) are normalized with the rules that remove a tensor variable (e.g.
+``add(y, multiply(old, 0)) => y``: accumulate = 0 ignores the old accumulator) or shrink the
+term (e.g. ``mvin(x, 1.0) => x``); kernels grow toward instruction forms with the other rules.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from rewrite_rules.dsl import Node, Op, Rule, TVar
+from rewrite_rules.instantiate import emit, evaluator
+from semantics.ops import REGISTRY
 
 from ..isa import Accelerator
-from .egraph import EGraph, Snapshot
-from .terms import Term
+from .egraph import EGraph, NodeInfo, Snapshot
+from .terms import Term, lower
 
-__all__ = ["IrRules"]
+__all__ = ["IrRules", "Inst"]
+
+_ELEMENTWISE = {n for n, d in REGISTRY.items() if d.category == "elementwise"} | {"convert"}
+_STRUCT_OK = {"constant", "broadcast", "iota"}
+
+
+def _ops(n: Node, out: set[str]) -> set[str]:
+    if isinstance(n, Op):
+        out.add(n.opcode)
+        for a in n.args:
+            _ops(a, out)
+    return out
+
+
+def _size(n: Node, seen: set[int] | None = None) -> int:
+    seen = set() if seen is None else seen
+    if id(n) in seen or not isinstance(n, Op):
+        return 0
+    seen.add(id(n))
+    return 1 + sum(_size(a, seen) for a in n.args)
+
+
+def _has_tvar(n: Node) -> bool:
+    if isinstance(n, TVar):
+        return True
+    return isinstance(n, Op) and any(_has_tvar(a) for a in n.args)
+
+
+def _tvars(n: Node, out: set[str]) -> set[str]:
+    if isinstance(n, TVar):
+        out.add(n.name)
+    elif isinstance(n, Op):
+        for a in n.args:
+            _tvars(a, out)
+    return out
+
+
+@dataclass
+class Inst:
+    """One rule instantiated for a (dtype, rank)."""
+
+    rule: Rule
+    dtype: str
+    rank: int
+    lhs: Node
+    rhs: Node
+    pre: list[Any]
+    tensors: dict[str, TVar]
+    shrinks: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.rule.name} [{self.dtype} r{self.rank}]"
+
+
+class _View:
+    """What the matcher needs: the e-nodes and type of a class, and literal lookup."""
+
+    def nodes(self, c: int) -> Sequence[tuple[NodeInfo, tuple[int, ...]]]:
+        raise NotImplementedError
+
+    def ctype(self, c: int):  # noqa: ANN201
+        raise NotImplementedError
+
+
+class _SnapView(_View):
+    def __init__(self, eg: EGraph, snap: Snapshot) -> None:
+        self.eg, self.snap = eg, snap
+
+    def nodes(self, c: int) -> Sequence[tuple[NodeInfo, tuple[int, ...]]]:
+        return [(self.eg.infos[en.info], en.children) for en in self.snap.classes[c]]
+
+    def ctype(self, c: int):  # noqa: ANN201
+        return self.eg.infos[self.snap.classes[c][0].info].type
+
+
+class _TermView(_View):
+    """A term DAG seen as an e-graph with one e-node per class (class id = index)."""
+
+    def __init__(self, root: Term) -> None:
+        self.terms: list[Term] = []
+        self.index: dict[int, int] = {}
+        self._add(root)
+
+    def _add(self, t: Term) -> int:
+        k = id(t)
+        if k in self.index:
+            return self.index[k]
+        for c in t.children:
+            self._add(c)
+        self.index[k] = len(self.terms)
+        self.terms.append(t)
+        return self.index[k]
+
+    def nodes(self, c: int) -> Sequence[tuple[NodeInfo, tuple[int, ...]]]:
+        t = self.terms[c]
+        if t.info is None:
+            return []
+        return [(t.info, tuple(self.index[id(x)] for x in t.children))]
+
+    def ctype(self, c: int):  # noqa: ANN201
+        return self.terms[c].type
+
+
+class _Binding:
+    __slots__ = ("tv", "sym", "deferred", "ground")
+
+    def __init__(self) -> None:
+        self.tv: dict[str, int] = {}
+        self.sym: dict[str, int] = {}
+        self.deferred: list[tuple[Any, Any]] = []
+        self.ground: list[tuple[Node, int]] = []
+
+    def copy(self) -> _Binding:
+        b = _Binding()
+        b.tv, b.sym = dict(self.tv), dict(self.sym)
+        b.deferred, b.ground = list(self.deferred), list(self.ground)
+        return b
+
+
+def _unify(b: _Binding, pv: Any, cv: Any) -> bool:
+    if isinstance(pv, (list, tuple)):
+        if not isinstance(cv, (list, tuple)) or len(pv) != len(cv):
+            return False
+        return all(_unify(b, x, y) for x, y in zip(pv, cv, strict=True))
+    if isinstance(pv, (str, bool)) or isinstance(pv, int):
+        return pv == cv
+    if z3.is_int_value(pv):
+        return pv.as_long() == cv
+    if z3.is_const(pv):
+        k = str(pv)
+        if k in b.sym:
+            return b.sym[k] == cv
+        b.sym[k] = int(cv)
+        return True
+    b.deferred.append((pv, cv))
+    return True
+
+
+def _ev(b: _Binding):  # noqa: ANN202
+    return evaluator(subst={z3.Int(k): v for k, v in b.sym.items()})
+
+
+class Matcher:
+    def __init__(self, inst: Inst, view: _View, lit_of) -> None:  # noqa: ANN001
+        self.inst, self.view, self.lit_of = inst, view, lit_of
+
+    def match(self, node: Node, c: int, b: _Binding) -> Iterator[_Binding]:
+        t = self.view.ctype(c)
+        if isinstance(node, TVar):
+            dt = node.dtype or self.inst.dtype
+            if t.dtype.name != dt or len(t.shape) != len(node.shape):
+                return
+            prev = b.tv.get(node.name)
+            if prev is not None:
+                if prev == c:
+                    yield b
+                return
+            nb = b.copy()
+            nb.tv[node.name] = c
+            if _unify(nb, list(node.shape), list(t.shape)):
+                yield nb
+            return
+        assert isinstance(node, Op)
+        if not _has_tvar(node):
+            nb = b.copy()
+            if node.out_shape is not None and not _unify(nb, list(node.out_shape), list(t.shape)):
+                return
+            nb.ground.append((node, c))
+            yield nb
+            return
+        if node.out_dtype is not None and t.dtype.name != node.out_dtype and node.opcode != "compare":
+            return
+        for info, kids in self.view.nodes(c):
+            if info.kind != "op" or info.name != node.opcode or len(kids) != len(node.args):
+                continue
+            nb = b.copy()
+            if node.out_shape is not None and not _unify(nb, list(node.out_shape), list(t.shape)):
+                continue
+            attrs = dict(info.attrs)
+            ok = True
+            for k, v in node.attrs.items():
+                if k == "region":
+                    if f"{v}(0,1)" not in str(attrs.get("to_apply", "")):
+                        ok = False
+                        break
+                    continue
+                if k in ("lhs_batch_dims", "rhs_batch_dims") and k not in attrs:
+                    if tuple(v):
+                        ok = False
+                        break
+                    continue
+                if k not in attrs or not _unify(nb, v, attrs[k]):
+                    ok = False
+                    break
+            if not ok:
+                continue
+            yield from self._args(node.args, kids, 0, nb)
+
+    def _args(self, pats: Sequence[Node], kids: Sequence[int], i: int, b: _Binding) -> Iterator[_Binding]:
+        if i == len(pats):
+            yield b
+            return
+        for nb in self.match(pats[i], kids[i], b):
+            yield from self._args(pats, kids, i + 1, nb)
+
+    def finish(self, b: _Binding) -> bool:
+        try:
+            ev = _ev(b)
+            for pv, cv in b.deferred:
+                if ev(pv) != cv:
+                    return False
+            for p in self.inst.pre:
+                if not z3.is_true(z3.simplify(z3.substitute(p, *[(z3.Int(k), z3.IntVal(v)) for k, v in b.sym.items()]))):
+                    return False
+            for node, c in b.ground:
+                lit = self.lit_of(c)
+                if lit is None:
+                    return False
+                (g,) = emit({}, [node], _dt(self.inst.dtype), ev, "ground")
+                want = lower(g)
+                if not want.is_lit or want.info.literal != lit:  # type: ignore[union-attr]
+                    return False
+        except (ValueError, KeyError, z3.Z3Exception, AssertionError, TypeError):
+            return False
+        return True
+
+
+def _dt(name: str):  # noqa: ANN202
+    from semantics.dtypes import DTYPES
+
+    return DTYPES[name]
 
 
 @dataclass
 class IrRules:
-    rules: list = field(default_factory=list)
+    """The filtered, proven rules of a target, instantiated (dtype, rank) and indexed by the
+    operator at the root of their left sides."""
+
+    rules: list[Rule] = field(default_factory=list)
+    insts: list[Inst] = field(default_factory=list)
+    max_new: int = 4000
+    applied: int = 0
 
     @classmethod
-    def for_target(cls, acc: Accelerator) -> "IrRules":
-        return cls([])
+    def for_target(cls, acc: Accelerator, proven_only: bool = True) -> IrRules:
+        """The target's rules (backend generation: done once per target and process)."""
+        key = (acc.name, id(acc), proven_only)
+        if key not in _GENERATED:
+            _GENERATED[key] = cls._generate(acc, proven_only)
+        r = _GENERATED[key]
+        return cls(r.rules, r.insts)
+
+    @classmethod
+    def _generate(cls, acc: Accelerator, proven_only: bool) -> IrRules:
+        from rewrite_rules.library import load
+
+        lib = load()
+        target_ops: set[str] = set()
+        for ins in acc.instructions.values():
+            for alpha in _sample_alphas(ins):
+                try:
+                    g = ins.graph(alpha)
+                except Exception:  # noqa: BLE001
+                    continue
+                for comp in g.computations:
+                    target_ops |= {i.opcode for i in comp.instructions}
+        target_ops -= {"parameter"}
+        keep: list[Rule] = []
+        insts_by_rule: dict[str, list[Inst]] = {}
+        for r in lib.values():
+            if r.expect != "valid":
+                continue
+            insts_by_rule[r.name] = _instantiate(r)
+        ops = set(target_ops)
+        changed = True
+        while changed:
+            changed = False
+            for r in lib.values():
+                if r in keep or r.name not in insts_by_rule or not insts_by_rule[r.name]:
+                    continue
+                i0 = insts_by_rule[r.name][0]
+                rhs_ops = _ops(i0.rhs, set()) - _STRUCT_OK
+                lhs_ops = _ops(i0.lhs, set())
+                if rhs_ops <= ops and (rhs_ops or lhs_ops <= ops | _STRUCT_OK or True):
+                    keep.append(r)
+                    new = lhs_ops - ops
+                    if new:
+                        ops |= new
+                        changed = True
+        if proven_only:
+            from verif.cache import proven_rules
+
+            keep = proven_rules(keep, rank_bound=3, strict=False)
+        insts = [i for r in keep for i in insts_by_rule[r.name]]
+        return cls(keep, insts)
+
+    # -- e-graph -------------------------------------------------------------------------------
 
     def apply(self, eg: EGraph, snap: Snapshot) -> int:
-        return 0
+        """One round: every growing rule on every e-class; returns the number of unions."""
+        view = _SnapView(eg, snap)
+        rep = eg.rep_handles(snap)
+        lits = _class_literals(eg, snap)
+        by_op: dict[str, list[int]] = {}
+        for c, nodes in enumerate(snap.classes):
+            for en in nodes:
+                info = eg.infos[en.info]
+                if info.kind == "op":
+                    by_op.setdefault(info.name, []).append(c)
+        n = 0
+        for inst in self.insts:
+            if inst.shrinks and _tvars(inst.rhs, set()) != set(inst.tensors):
+                continue   # a rule that drops a variable cannot fire forward usefully here
+            if not isinstance(inst.lhs, Op):
+                continue
+            m = Matcher(inst, view, lits.get)
+            for c in dict.fromkeys(by_op.get(inst.lhs.opcode, [])):
+                for b in m.match(inst.lhs, c, _Binding()):
+                    if not m.finish(b):
+                        continue
+                    h = self._build(eg, inst, b, rep, view)
+                    if h is None or (h < len(snap.handle_class) and snap.handle_class[h] == c):
+                        continue
+                    eg.union(h, rep[c])
+                    n += 1
+                    if n >= self.max_new:
+                        return n
+        self.applied += n
+        return n
+
+    def _build(self, eg: EGraph, inst: Inst, b: _Binding, rep: dict[int, int], view: _View) -> int | None:
+        try:
+            ev = _ev(b)
+            (g,) = emit(inst.tensors, [inst.rhs], _dt(inst.dtype), ev, "rhs")
+        except (ValueError, KeyError, z3.Z3Exception, Exception):  # noqa: BLE001
+            return None
+        names = sorted(inst.tensors)
+        params = [Term(None, (), -100 - b.tv[nm], view.ctype(b.tv[nm])) for nm in names]
+        try:
+            t = lower(g, params=params)
+        except Exception:  # noqa: BLE001
+            return None
+        return _insert_with(eg, t, rep, {})
+
+    # -- patterns ------------------------------------------------------------------------------
 
     def normalize(self, t: Term) -> Term:
+        """Rewrite a g_θ(α) pattern with the shrinking rules to a fixed point (bottom-up)."""
+        shrinking = [i for i in self.insts if i.shrinks and isinstance(i.lhs, Op)]
+        for _ in range(8):
+            new = self._normalize_once(t, shrinking)
+            if new is t:
+                return t
+            t = new
         return t
+
+    def _normalize_once(self, root: Term, insts: list[Inst]) -> Term:
+        view = _TermView(root)
+        memo: dict[int, Term] = {}
+
+        def lit_of(c: int):  # noqa: ANN202
+            x = view.terms[c]
+            return x.info.literal if x.is_lit else None  # type: ignore[union-attr]
+
+        changed = False
+
+        def go(t: Term) -> Term:
+            nonlocal changed
+            k = id(t)
+            if k in memo:
+                return memo[k]
+            if t.info is None or not t.children:
+                memo[k] = t
+                return t
+            c = view.index[k]
+            for inst in insts:
+                if inst.lhs.opcode != t.info.name:  # type: ignore[union-attr]
+                    continue
+                m = Matcher(inst, view, lit_of)
+                for b in m.match(inst.lhs, c, _Binding()):
+                    if not m.finish(b):
+                        continue
+                    try:
+                        ev = _ev(b)
+                        (g,) = emit(inst.tensors, [inst.rhs], _dt(inst.dtype), ev, "rhs")
+                        params = [view.terms[b.tv[nm]] if nm in b.tv else None for nm in sorted(inst.tensors)]
+                        if any(p is None for p in params) and _tvars(inst.rhs, set()) - set(b.tv):
+                            continue
+                        params = [p if p is not None else Term(None, (), -1, None) for p in params]
+                        out = lower(g, params=params)  # type: ignore[arg-type]
+                    except Exception:  # noqa: BLE001
+                        continue
+                    changed = True
+                    memo[k] = go(out) if id(out) not in view.index else out
+                    return memo[k]
+            kids = tuple(go(x) for x in t.children)
+            out = t if all(a is b for a, b in zip(kids, t.children, strict=True)) else Term(t.info, kids)
+            memo[k] = out
+            return out
+
+        new = go(root)
+        return new if changed else root
+
+
+_GENERATED: dict[tuple, IrRules] = {}
+
+
+def _insert_with(eg: EGraph, t: Term, rep: dict[int, int], memo: dict[int, int]) -> int:
+    k = id(t)
+    if k in memo:
+        return memo[k]
+    if t.info is None:
+        h = rep[-100 - t.index]
+    else:
+        h = eg.add(t.info, tuple(_insert_with(eg, c, rep, memo) for c in t.children))
+    memo[k] = h
+    return h
+
+
+def _class_literals(eg: EGraph, snap: Snapshot) -> dict[int, Any]:
+    out = {}
+    for c, nodes in enumerate(snap.classes):
+        for en in nodes:
+            info = eg.infos[en.info]
+            if info.kind == "lit":
+                out[c] = info.literal
+                break
+    return out
+
+
+def _sample_alphas(ins) -> list[dict[str, int]]:  # noqa: ANN001
+    doms = [ins.domain(a) for a in ins.alpha]
+    picks = [dict(zip(ins.alpha, (d[0] for d in doms), strict=True)),
+             dict(zip(ins.alpha, (d[-1] for d in doms), strict=True))]
+    return picks
+
+
+def _pointwise(r: Rule, lhs: Node, rhs: Node) -> bool:
+    """Only elementwise operators, and broadcasts only of scalar constants (splats)."""
+    def ok(n: Node) -> bool:
+        if isinstance(n, TVar):
+            return True
+        assert isinstance(n, Op)
+        if n.opcode == "constant":
+            return True
+        if n.opcode == "broadcast":
+            return isinstance(n.args[0], Op) and n.args[0].opcode == "constant"
+        return n.opcode in _ELEMENTWISE and all(ok(a) for a in n.args)
+    return ok(lhs) and ok(rhs)
+
+
+def _instantiate(r: Rule) -> list[Inst]:
+    out = []
+    ranks = r.ranks or (1, 2, 3)
+    for d in r.dtypes:
+        for k in ranks:
+            try:
+                c, lhs, rhs, pre = r.instantiate(d, k)
+            except Exception:  # noqa: BLE001
+                continue
+            shrinks = _size(rhs) < _size(lhs) or _tvars(rhs, set()) < set(c.tensors)
+            out.append(Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks))
+            if r.ranks == (1,) and _pointwise(r, lhs, rhs):
+                for k2 in (2, 3):
+                    c2, l2, r2, p2 = r.instantiate(d, k2)
+                    out.append(Inst(r, d, k2, l2, r2, p2, c2.tensors, shrinks))
+    return out

@@ -229,7 +229,7 @@ def build(dim: int = 16) -> Accelerator:
         "mvin_spad", alpha={**mv, "scale": SCALES}, beta=["dram", "sp"],
         inputs=[("d0", ["dram"], ["(rows - 1) * stride + cols"])], output=("spad", ["sp", 0], ["rows", "cols"]),
         constraints=["stride >= cols", "dram >= 1"], contract=ex, cycles="rows", hbm_bytes="rows * cols",
-        doc="y = sat8(rne(f32(x) * scale)); MVIN, load slot 0",
+        doc="y = sat8(rne(f32(x) * scale)); MVIN, load slot 0", search={"scale": (ONE,)},
         semantics=_entry("mvin_spad", _dram_read(1, "s8") + _scale_to_s8("v", "`rows`,`cols`", "scale", "ROOT y"), D))
 
     # (2) mvin_acc: rows x cols int32 from HBM into the accumulator, overwrite or accumulate (bit 30)
@@ -267,7 +267,7 @@ def build(dim: int = 16) -> Accelerator:
         inputs=[("acc", ["ac", 0], ["rows", "cols"]), ("d0", ["dram"], ["(rows - 1) * stride + cols"])],
         output=("d0", ["dram"], ["(rows - 1) * stride + cols"]),
         constraints=["stride >= cols"], contract=ex, cycles="rows", hbm_bytes="rows * cols",
-        doc="y = relu?(sat8(rne(f32(x) * acc_scale))); MVOUT with config_st(act, acc_scale)",
+        doc="y = relu?(sat8(rne(f32(x) * acc_scale))); MVOUT with config_st(act, acc_scale)", search={"scale": (ONE,)},
         semantics=_entry("mvout_acc", "\n  x = s32[`rows`,`cols`] parameter(0)"
                          + _scale_to_s8("x", "`rows`,`cols`", "scale", "q")
                          + _relu("q", "`rows`,`cols`", "rq").replace("ROOT ", "") + _dram_write(1, "rq"), D))
