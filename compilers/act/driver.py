@@ -74,6 +74,7 @@ class Stats:
     rewrites: int = 0
     total: float = 0.0
     best_at: float = 0.0
+    bounded: bool = False
 
     def add(self, key: str, dt: float) -> None:
         self.times[key] = self.times.get(key, 0.0) + dt
@@ -93,6 +94,10 @@ def _pii_cost(acc: Accelerator) -> Callable[[NodeInfo], float]:
         alpha = {k: v for k, v in info.attrs if k != "_unused"}
         return float(ins.cost.cycles.eval(alpha)) + 1.0   # +1: fewer instructions break ties
     return f
+
+
+MAX_ENODES = 3000
+REWRITE_BUDGET_S = 20.0
 
 
 def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
@@ -134,6 +139,9 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
             snap = eg.snapshot()
             saturated = snap.n_nodes == n_before
             stats.enodes, stats.eclasses = snap.n_nodes, len(snap.classes)
+            if snap.n_nodes > MAX_ENODES or stats.times["M2"] + time.perf_counter() - t > REWRITE_BUDGET_S:
+                saturated = True    # exploration bounded (§5.4): keep extracting from this e-graph
+                stats.bounded = True
         stats.add("M2", time.perf_counter() - t)
         t = time.perf_counter()
         ex = phase1.Extractor(acc, eg, snap, _pii_cost(acc))

@@ -351,8 +351,11 @@ class IrRules:
                 info = eg.infos[en.info]
                 if info.kind == "op":
                     by_op.setdefault(info.name, []).append(c)
+        present = {(dt, len(shape)) for dt, shape in snap.class_type}
         n = 0
         for inst in self.insts:
+            if (inst.dtype, inst.rank) not in present:
+                continue   # no e-class of the instantiation's dtype and rank: cannot match
             if inst.shrinks and _tvars(inst.rhs, set()) != set(inst.tensors):
                 continue   # a rule that drops a variable cannot fire forward usefully here
             if not isinstance(inst.lhs, Op):

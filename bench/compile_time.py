@@ -1,0 +1,147 @@
+"""Compile-time benchmark of the Act compiler (issue 5; seed 000 §9.4, Fig. 21).
+
+For every kernel: compile (best of ``--trials``), the per-module breakdown M1-M6 and CP-SAT, the
+outcome (instructions, or the one-line reason the target cannot run it) and whether the program
+checks on the simulator. Sets: the paper kernels for their target (qkv_attention -> qkv, gemmini_* and
+composite_* -> gemmini, amx_* -> amx), the 100 act-gemmini-fuzz kernels on gemmini, and a generated
+390-node stress kernel (a chain of QKV attention blocks). Backend generation (the target's rule
+set, once per process) is timed separately. Prints a table and writes JSON.
+
+    python bench/compile_time.py [--set paper|fuzz|stress|all] [--trials 3] [--json build/bench/compile_time.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from compilers.act import Unsupported, compile_graph  # noqa: E402
+from compilers.act.check import check_program  # noqa: E402
+from compilers.act.rewrite import IrRules  # noqa: E402
+from compilers.targets import load_target  # noqa: E402
+from semantics.hlo_parser import parse_file, parse_hlo  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def target_of(name: str) -> str:
+    if name.startswith("qkv"):
+        return "qkv"
+    if name.startswith("amx"):
+        return "amx"
+    return "gemmini"
+
+
+def stress_kernel(blocks: int = 30) -> str:
+    """A QKV-attention chain: each block softmax(Q K^T) V feeds the next block's Q (13 nodes per
+    block incl. parameters and constants -> 30 blocks = 390 nodes)."""
+    lines = ["HloModule stress", "", "add_bf16 {", "  a = bf16[] parameter(0)", "  b = bf16[] parameter(1)",
+             "  ROOT s = bf16[] add(a, b)", "}", "", "ENTRY main {", "  q0 = bf16[64,64] parameter(0)"]
+    prev = "q0"
+    for i in range(blocks):
+        lines += [f"  k{i} = bf16[64,64] parameter({2 * i + 1})", f"  v{i} = bf16[64,64] parameter({2 * i + 2})",
+                  f"  kt{i} = bf16[64,64] transpose(k{i}), dimensions={{1,0}}",
+                  f"  s{i} = bf16[64,64] dot({prev}, kt{i}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}",
+                  f"  e{i} = bf16[64,64] exponential(s{i})", f"  z{i} = bf16[] constant(0)",
+                  f"  r{i} = bf16[64] reduce(e{i}, z{i}), dimensions={{1}}, to_apply=add_bf16",
+                  f"  b{i} = bf16[64,64] broadcast(r{i}), dimensions={{0}}",
+                  f"  p{i} = bf16[64,64] divide(e{i}, b{i})",
+                  f"  o{i} = bf16[64,64] dot(p{i}, v{i}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}"]
+        prev = f"o{i}"
+    lines[-1] = lines[-1].replace(f"  o{blocks - 1} =", f"  ROOT o{blocks - 1} =")
+    return "\n".join(lines + ["}"]) + "\n"
+
+
+def run(name: str, graph, target: str, trials: int, check: int) -> dict:  # noqa: ANN001
+    acc = load_target(target)
+    rec: dict = {"kernel": name, "target": target, "nodes": len(graph.entry.instructions)}
+    best = None
+    for _ in range(trials):
+        try:
+            res = compile_graph(graph, acc)
+        except Unsupported as e:
+            rec.update(outcome="unsupported", reason=e.reason if hasattr(e, "reason") else str(e))
+            return rec
+        if best is None or res.stats.total < best.stats.total:
+            best = res
+    assert best is not None
+    st = best.stats
+    rec.update(outcome="compiled", instructions=len(best.program.instructions), cost=best.cost,
+               total_ms=st.total * 1e3, modules_ms={k: v * 1e3 for k, v in st.times.items()},
+               enodes=st.enodes, iterations=st.iterations, candidates=st.candidates)
+    if check:
+        chk = check_program(graph, acc, best.program, check)
+        rec["checked"] = chk.ok
+        if not chk.ok:
+            rec["mismatch"] = chk.message
+    return rec
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", default="all", choices=["paper", "fuzz", "stress", "all"])
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--check", type=int, default=2, help="simulator checks per compiled kernel")
+    ap.add_argument("--json", default=str(ROOT / "build" / "bench" / "compile_time.json"))
+    args = ap.parse_args()
+    gen = {}
+    for t in ("qkv", "gemmini", "amx"):
+        t0 = time.perf_counter()
+        IrRules.for_target(load_target(t))
+        gen[t] = time.perf_counter() - t0
+    jobs = []
+    if args.set in ("paper", "all"):
+        jobs += [(p.stem, parse_file(p), target_of(p.stem)) for p in sorted((CORPUS / "paper").glob("*.hlo"))]
+    if args.set in ("fuzz", "all"):
+        jobs += [(p.name.split(".")[0], parse_file(p), "gemmini")
+                 for p in sorted((CORPUS / "act-gemmini-fuzz").glob("*.hlo"))]
+    if args.set in ("stress", "all"):
+        jobs.append(("stress_390", parse_hlo(stress_kernel(), "stress_390"), "qkv"))
+    try:
+        from tqdm import tqdm
+        it = tqdm(jobs, desc="compile", file=sys.stderr)
+    except ImportError:  # pragma: no cover
+        it = jobs
+    recs = [run(n, g, t, args.trials, args.check) for n, g, t in it]
+    print(f"backend generation (rule set, once per target): " + ", ".join(f"{t} {v:.2f} s" for t, v in gen.items()))
+    hdr = f"{'kernel':<26}{'target':<9}{'nodes':>6}{'instr':>7}{'total ms':>10}  " + "  ".join(
+        f"{k:>6}" for k in ("M1", "M2", "M3", "M4", "M5", "solver", "M6")) + "  outcome"
+    print(hdr)
+    for r in recs:
+        if r["outcome"] == "compiled":
+            m = r["modules_ms"]
+            print(f"{r['kernel']:<26}{r['target']:<9}{r['nodes']:>6}{r['instructions']:>7}{r['total_ms']:>10.1f}  "
+                  + "  ".join(f"{m[k]:>6.1f}" for k in ("M1", "M2", "M3", "M4", "M5", "solver", "M6"))
+                  + ("  checked" if r.get("checked") else ("  MISMATCH" if "checked" in r else "")))
+        else:
+            print(f"{r['kernel']:<26}{r['target']:<9}{r['nodes']:>6}{'-':>7}{'-':>10}  {r['reason']}")
+    groups = {"paper": [r for r in recs if not r["kernel"].startswith(("fuzz", "stress"))],
+              "fuzz": [r for r in recs if r["kernel"].startswith("fuzz")],
+              "stress": [r for r in recs if r["kernel"].startswith("stress")]}
+    print()
+    for name, rs in groups.items():
+        ok = [r for r in rs if r["outcome"] == "compiled"]
+        if not rs:
+            continue
+        line = f"{name}: {len(ok)}/{len(rs)} compiled"
+        if ok:
+            ts = [r["total_ms"] for r in ok]
+            line += f", compile time median {statistics.median(ts):.1f} ms, mean {statistics.mean(ts):.1f} ms, max {max(ts):.1f} ms"
+            line += f", {sum(1 for r in ok if r.get('checked'))} checked on the simulator"
+        print(line)
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"generation_s": gen, "kernels": recs}, indent=1))
+    print(f"\nJSON: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
