@@ -110,7 +110,7 @@ def main() -> int:
     except ImportError:  # pragma: no cover
         it = jobs
     recs = [run(n, g, t, args.trials, args.check) for n, g, t in it]
-    print(f"backend generation (rule set, once per target): " + ", ".join(f"{t} {v:.2f} s" for t, v in gen.items()))
+    print("backend generation (rule set, once per target): " + ", ".join(f"{t} {v:.2f} s" for t, v in gen.items()))
     hdr = f"{'kernel':<26}{'target':<9}{'nodes':>6}{'instr':>7}{'total ms':>10}  " + "  ".join(
         f"{k:>6}" for k in ("M1", "M2", "M3", "M4", "M5", "solver", "M6")) + "  outcome"
     print(hdr)
