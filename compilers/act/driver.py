@@ -90,9 +90,8 @@ class Compiled:
 
 def _pii_cost(acc: Accelerator) -> Callable[[NodeInfo], float]:
     def f(info: NodeInfo) -> float:
-        ins = acc.instructions[info.name]
-        alpha = {k: v for k, v in info.attrs if k != "_unused"}
-        return float(ins.cost.cycles.eval(alpha)) + 1.0   # +1: fewer instructions break ties
+        alpha, _, _ = phase1.pii_parts(acc, info)
+        return float(acc.instructions[info.name].cost.cycles.eval(alpha)) + 1.0   # +1: fewer instructions break ties
     return f
 
 

@@ -28,7 +28,7 @@ from semantics.types import TensorType
 
 from ..isa import HBM, Accelerator, InstrDef
 from .egraph import EGraph, NodeInfo, Snapshot, type_key
-from .terms import Term, lit_info, lower, lower_outputs, mk_op
+from .terms import Term, is_noop, lit_info, lower, lower_outputs, mk_op
 
 __all__ = ["Kernel", "initialize", "insert", "IsaRule", "IsaRules", "apply_isa_rules", "match", "constants", "PiiGraph", "PiiNode", "Extractor",
            "gamma"]
@@ -97,17 +97,14 @@ def _bflat(v: Term, tt: TensorType) -> Term:
 
 
 def _simplify_chain(t: Term) -> Term:
-    """Drop no-op reshapes/transposes in a bflat chain (same rule as terms.lower)."""
+    """Drop no-op steps of a bflat chain (terms.is_noop, the rule terms.lower applies) and
+    merge consecutive reshapes."""
     if t.is_param or t.is_lit or not t.children:
         return t
     kids = tuple(_simplify_chain(c) for c in t.children)
     info = t.info
     assert info is not None
-    a = kids[0].type
-    same = a.dtype == info.type.dtype and tuple(a.shape) == tuple(info.type.shape)
-    if info.name in ("reshape", "bitcast-convert") and same:
-        return kids[0]
-    if info.name == "transpose" and dict(info.attrs)["dimensions"] == tuple(range(len(info.type.shape))):
+    if is_noop(info.name, dict(info.attrs), info.type, kids):
         return kids[0]
     if info.name == "reshape" and not kids[0].is_param and kids[0].info is not None and kids[0].info.name == "reshape":
         return Term(info, kids[0].children)
@@ -329,6 +326,15 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) ->
 
 # --- Module 3: constants and extraction ------------------------------------------------------
 
+def pii_parts(acc: Accelerator, info: NodeInfo) -> tuple[dict[str, int], set[int], list[str]]:
+    """A pii's α, the operand positions its g_θ ignores (no e-graph child), and the buffers of
+    the operands it has children for, in order."""
+    alpha = dict(info.attrs)
+    unused = set(alpha.pop("_unused", ()))
+    ins = acc.instructions[info.name]
+    return alpha, unused, [s.buffer for i, s in enumerate(ins.inputs) if i not in unused]
+
+
 def constants(egraph: EGraph, snap: Snapshot) -> list[bool]:
     """Bottom-up: an e-class is constant when one of its e-nodes has only constant operands;
     literals are constant, flattened inputs are not (§5.3)."""
@@ -423,10 +429,7 @@ class Extractor:
                 info = self.eg.infos[en.info]
                 if info.kind != "pii":
                     continue
-                ins = self.acc.instructions[info.name]
-                alpha = dict(info.attrs)
-                unused = set(alpha.pop("_unused", ()))
-                bufs = [s.buffer for i, s in enumerate(ins.inputs) if i not in unused]
+                _, _, bufs = pii_parts(self.acc, info)
                 piis.append((c, en, info, list(zip(en.children, bufs, strict=True))))
         for c in range(len(self.snap.classes)):
             for buf in self.acc.buffers:
@@ -493,8 +496,7 @@ class Extractor:
             else:
                 info = self.eg.infos[node.info]  # type: ignore[union-attr]
                 ins = self.acc.instructions[info.name]
-                alpha = dict(info.attrs)
-                unused = set(alpha.pop("_unused", ()))
+                alpha, unused, _ = pii_parts(self.acc, info)
                 kids = list(node.children)  # type: ignore[union-attr]
                 ops: list[int | None] = []
                 for i, s in enumerate(ins.inputs):
@@ -570,10 +572,7 @@ class Extractor:
                 info = self.eg.infos[en.info]
                 if info.kind != "pii" or info.buffer != buf:
                     continue
-                ins = self.acc.instructions[info.name]
-                alpha = dict(info.attrs)
-                unused = set(alpha.pop("_unused", ()))
-                bufs = [s.buffer for i, s in enumerate(ins.inputs) if i not in unused]
+                _, _, bufs = pii_parts(self.acc, info)
                 frontier.extend(zip(en.children, bufs, strict=True))
             if not any(self.eg.infos[en.info].kind == "pii" and self.eg.infos[en.info].buffer == buf
                        for en in self.snap.classes[c]):

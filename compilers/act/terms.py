@@ -28,7 +28,7 @@ from semantics.types import TensorType
 
 from .egraph import NodeInfo
 
-__all__ = ["Term", "lower", "eval_op", "lit_info", "region_key", "canon_attrs"]
+__all__ = ["Term", "lower", "eval_op", "lit_info", "region_key", "canon_attrs", "is_noop"]
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,12 @@ def eval_op(graph: Graph, ins: Instruction, values: Sequence[np.ndarray], dtypes
 
 
 def _is_noop(ins: Instruction, args: list[Term]) -> bool:
-    op = ins.opcode
-    t = ins.type
+    return is_noop(ins.opcode, dict(ins.attrs), ins.type, args)
+
+
+def is_noop(op: str, attrs: dict[str, Any], t: Any, args: Sequence[Term]) -> bool:
+    """True when ``op(args)`` with ``attrs`` and result type ``t`` is its (first, or for a
+    dynamic-update-slice its update) operand unchanged, by the operator's definition."""
     if op == "copy":
         return True
     if not args or not isinstance(t, TensorType):
@@ -112,13 +116,13 @@ def _is_noop(ins: Instruction, args: list[Term]) -> bool:
     if op in ("reshape", "bitcast-convert", "convert"):
         return same
     if op == "transpose":
-        return tuple(ins.attrs["dimensions"]) == tuple(range(len(t.shape)))
+        return tuple(attrs["dimensions"]) == tuple(range(len(t.shape)))
     if op == "slice":
-        return same and all(s == 0 and st == 1 for s, _, st in ins.attrs["slice"])
+        return same and all(s == 0 and st == 1 for s, _, st in attrs["slice"])
     if op == "pad":
-        return same and all(lo == 0 and hi == 0 and it == 0 for lo, hi, it in ins.attrs["padding"])
+        return same and all(lo == 0 and hi == 0 and it == 0 for lo, hi, it in attrs["padding"])
     if op == "broadcast":
-        return same and tuple(ins.attrs["dimensions"]) == tuple(range(len(t.shape)))
+        return same and tuple(attrs["dimensions"]) == tuple(range(len(t.shape)))
     if op == "dynamic-update-slice":
         u = args[1].type
         zeros = all(x.is_lit and not np.any(x.info.literal.to_array()) for x in args[2:])  # type: ignore[union-attr]
