@@ -199,14 +199,22 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from compilers.act import compile_graph
+    from compilers.act import Unsupported, compile_graph
     from compilers.act.check import check_program
+    from compilers.act.rewrite import IrRules, ProofGate
     from compilers.program import print_asm
     from compilers.targets import load_target
 
     g = _read_graph(args.file)
     acc = load_target(args.target)
-    res = compile_graph(g, acc)
+    gate = ProofGate(prove_missing=args.proofs == "prove", log=lambda m: print(f"accv: {m}", file=sys.stderr))
+    try:
+        res = compile_graph(g, acc, rules=IrRules.for_target(acc, gate))
+    except Unsupported as e:
+        if gate.skipped:
+            raise Unsupported(f"{e.reason} ({len(gate.skipped)} rule instantiation(s) without a passing proof "
+                              f"were not used, e.g. '{sorted(gate.skipped)[0]}')") from None
+        raise
     prog = res.program
     out = Path(args.output) if args.output else Path("build") / "compile" / Path(args.file).stem / f"{acc.name}.asm"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -293,6 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare with the reference on N random input sets on the simulator (default 3; 0: no check)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first check input set (default 0)")
     p.add_argument("--stats", action="store_true", help="print e-graph sizes and the time of each module")
+    p.add_argument("--proofs", choices=("prove", "cached"), default="prove",
+                   help="rewrite rules fire only with a passing proof of their text: 'prove' (default) proves a "
+                        "missing one at its first use and caches it under build/proofs; 'cached' uses cached "
+                        "proofs only")
     p.set_defaults(fn=cmd_compile)
 
     p = sub.add_parser("prove", help="prove rewrite rules with z3")

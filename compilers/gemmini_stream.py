@@ -424,6 +424,17 @@ def encode(program: Program, dim: int = 16) -> list[Command]:
     def fail(msg: str, k: int) -> None:
         raise EncodeError(msg, ins[k].loc, f"instruction {k} '{ins[k]}'")
 
+    from .targets.gemmini import build  # the fused pairs: the description's followed_by / preceded_by
+    desc = build(dim).instructions
+    for k, c in enumerate(ins):
+        d = desc.get(c.name)
+        if d is None:
+            fail(f"unknown instruction '{c.name}'", k)
+        if d.followed_by and (k + 1 >= len(ins) or ins[k + 1].name not in d.followed_by):
+            fail(f"{c.name} must be followed directly by one of {', '.join(d.followed_by)}", k)
+        if d.preceded_by and (k == 0 or ins[k - 1].name not in d.preceded_by):
+            fail(f"{c.name} must directly follow one of {', '.join(d.preceded_by)}", k)
+
     while i < len(ins):
         c: Concrete = ins[i]
         a = c.env
@@ -446,9 +457,7 @@ def encode(program: Program, dim: int = 16) -> list[Command]:
             e.need_st(stride=a["stride"], act=None, scale=None)
             e.out.append(Command(MVOUT, a["dram"], operand(a["rows"], a["cols"], ACC_BIT | RAW_BIT | a["ac"])))
         elif n in ("preload_ws", "preload_os", "preload_os_zero"):
-            want = "matmul_os" if n != "preload_ws" else "matmul_ws"
-            if i + 1 >= len(ins) or not ins[i + 1].name.startswith(want):
-                fail(f"{n} must be followed directly by {want}*", i)
+            pass   # emitted with the compute that follows it (adjacency checked above)
         elif n.startswith("matmul_ws"):
             if "_spad" in n:
                 e.need_ex(dataflow=WS, act=a["relu"], sys_shift=None)

@@ -132,6 +132,10 @@ class InstrDef:
     doc: str = ""
     target: str = ""
     search: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    #: adjacency (instruction fusion): the next instruction must be one of these (e.g. a preload
+    #: becomes one command pair with its compute) / the previous instruction must be one of these
+    followed_by: tuple[str, ...] = ()
+    preceded_by: tuple[str, ...] = ()
 
     def search_values(self, a: str) -> tuple[int, ...] | None:
         """The values of α attribute ``a`` the compiler tries (None: it derives them from the
@@ -228,9 +232,12 @@ class Accelerator:
                         output: tuple[str, Sequence[str | int], Sequence[str | int]],
                         semantics: str, constraints: Sequence[str] = (), contract: NumericContract | None = None,
                         cycles: str | int = 1, hbm_bytes: str | int = 0, doc: str = "",
-                        search: Mapping[str, Sequence[int]] | None = None) -> InstrDef:
+                        search: Mapping[str, Sequence[int]] | None = None, followed_by: Sequence[str] = (),
+                        preceded_by: Sequence[str] = ()) -> InstrDef:
         """Declare an instruction. ``alpha`` maps each computational attribute to its domain (the
-        values the compiler may choose and validation samples from)."""
+        values the compiler may choose and validation samples from). ``followed_by`` /
+        ``preceded_by``: the instructions that must come directly after / before it in a program
+        (fused command pairs); the scheduler and the target's encoder both read them."""
         where = f"{self.name}.{name}"
         if name in self.instructions:
             raise IsaError("instruction is defined twice", where=where)
@@ -243,7 +250,8 @@ class Accelerator:
                 alpha_domain=tuple((k, tuple(int(v) for v in vals)) for k, vals in alpha.items()),
                 contract=contract or NumericContract(), cost=Cost(parse_expr(cycles), parse_expr(hbm_bytes)),
                 doc=doc, target=self.name,
-                search=tuple((k, tuple(int(v) for v in vals)) for k, vals in (search or {}).items()))
+                search=tuple((k, tuple(int(v) for v in vals)) for k, vals in (search or {}).items()),
+                followed_by=tuple(followed_by), preceded_by=tuple(preceded_by))
         except ExprError as e:
             raise IsaError(str(e), where=where) from None
         self.instructions[name] = ins

@@ -253,3 +253,40 @@ def _rev_dot_rows(c):
     x = c.tensor("x")
     n = x.shape[1]
     return reverse(x, (1,)), dot(x, _anti_eye(n, c.dtype.name), (1,), (0,)), []
+
+
+@rule("dot(convert_s32(a), convert_s32(b)) => wrap20(dot(...)) on s8, K <= 31", family=F, dtypes=("s8",),
+      ranks=(2,), note="bounded proof (dot): sizes <= 3 only; the bound K <= 31 is the exact limit "
+      "(K = 32 with every element -128 gives 2^19, which wraps), pinned by tests/rewrite_rules/test_gemmini_rules.py")
+def _dot_wrap20(c):
+    """An int8 x int8 product accumulated over K <= 31 terms fits the array's 20-bit partial sums:
+    each term lies in [-16256, 16384], so a sum of K terms lies in [-K * 16256, K * 16384], inside
+    [-2^19, 2^19) exactly when K <= 31, and the 20-bit wrap is the identity."""
+    a, b = c.tensor("a"), c.tensor("b")
+    p = dot(convert(a, "s32"), convert(b, "s32"), (1,), (0,))
+    k = full(12, [a.shape[0], b.shape[1]], "s32")
+    w = op("shift-right-arithmetic", op("shift-left", p, k), k)
+    return p, w, [a.shape[1] <= 31]
+
+
+@rule("add(dot(convert_s32(a), convert_s32(b)), convert_s32(d)) => wrap20(add(...)) on s8, K <= 31", family=F,
+      dtypes=("s8",), ranks=(2,), note="bounded proof (dot): sizes <= 3 only; K <= 31 is the exact limit "
+      "(31 * 16384 + 127 < 2^19 <= 32 * 16384)")
+def _dot_bias_wrap20(c):
+    """An int8 product over K <= 31 terms plus an int8 bias fits 20 bits: the bias moves the range by
+    at most 128, and 31 * 16384 + 127 < 2^19, so the array's wrap of the biased sum is the identity."""
+    a, b, d = c.tensor("a"), c.tensor("b"), c.tensor("d")
+    p = op("add", dot(convert(a, "s32"), convert(b, "s32"), (1,), (0,)), convert(d, "s32"))
+    k = full(12, [a.shape[0], b.shape[1]], "s32")
+    w = op("shift-right-arithmetic", op("shift-left", p, k), k)
+    return p, w, [a.shape[1] <= 31]
+
+
+@rule("convert_s32(x) => dot(convert_s32(x), convert_s32(I)) on s8", family=F, dtypes=("s8",), ranks=(2,),
+      note="bounded proof (dot)")
+def _widen_eye(c):
+    """Widening an int8 matrix equals multiplying it by the int8 identity in int32: how the array
+    moves scratchpad data into the accumulator (or adds a bias to it) without a DRAM round trip."""
+    x = c.tensor("x")
+    k = x.shape[1]
+    return convert(x, "s32"), dot(convert(x, "s32"), convert(_eye(k, "s8"), "s32"), (1,), (0,)), []

@@ -312,18 +312,27 @@ def _prove_instance(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, dtype: str, 
     ins = symbolic_inputs(gl)
     el = encode(gl, ins).outputs[0]
     er = encode(gr, ins).outputs[0]
-    s = z3.Solver()
-    s.set("timeout", int(timeout_s * 1000))
-    diffs = [el.terms[i] != er.terms[i] for i in np.ndindex(el.type.shape)]
-    if not diffs:
+    # One query per output element: the disjunction over all elements is equivalent (unsat iff every
+    # element is) but much slower for z3 (a 3x3 int8 dot: 80 s as one query, 4.5 s element by element).
+    deadline = time.perf_counter() + timeout_s
+    m = None
+    for i in np.ndindex(el.type.shape):
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"z3 at {assign}: timeout")
+        s = z3.Solver()
+        s.set("timeout", max(1, int(left * 1000)))
+        s.add(el.terms[i] != er.terms[i])
+        r = s.check()
+        if r == z3.unsat:
+            continue
+        if r == z3.unknown:
+            return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0,
+                               detail=f"z3 at {assign}, element {i}: {s.reason_unknown()}")
+        m = s.model()
+        break
+    if m is None:
         return None
-    s.add(z3.Or(*diffs))
-    r = s.check()
-    if r == z3.unsat:
-        return None
-    if r == z3.unknown:
-        return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"z3 at {assign}: {s.reason_unknown()}")
-    m = s.model()
     inputs = []
     for st in ins:
         arr = np.empty(st.type.shape, dtype=st.type.dtype.np)

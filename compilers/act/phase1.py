@@ -28,7 +28,7 @@ from semantics.types import TensorType
 
 from ..isa import HBM, Accelerator, InstrDef
 from .egraph import EGraph, NodeInfo, Snapshot, type_key
-from .terms import Term, is_noop, lit_info, lower, lower_outputs, mk_op
+from .terms import Term, is_noop, lit_info, lower, lower_outputs, mk_op, narrowed
 
 __all__ = ["Kernel", "initialize", "insert", "IsaRule", "IsaRules", "apply_isa_rules", "match", "constants", "PiiGraph", "PiiNode", "Extractor",
            "gamma"]
@@ -158,7 +158,29 @@ def insert(egraph: EGraph, t: Term, memo: dict[int, int]) -> int:
     assert t.info is not None, "parameters cannot be inserted"
     h = egraph.add(t.info, tuple(insert(egraph, c, memo) for c in t.children))
     memo[k] = h
+    for f in literal_forms(t.info):
+        egraph.union(h, insert(egraph, f, memo))
     return h
+
+
+def literal_forms(info: NodeInfo) -> list[Term]:
+    """The other e-nodes a literal's e-class gets when it is inserted: its int8 narrowing
+    (:func:`.terms.narrowed`) and the unbflat chain of its bytes, so an instruction that loads
+    from HBM can load the constant (its bytes are then placed in the constant section, §5.3)."""
+    if info.kind != "lit" or info.literal is None or not info.type.shape:
+        return []
+    out = []
+    n = narrowed(info)
+    if n is not None:
+        out.append(n)
+    from semantics.layout import bflat
+
+    data = bflat(info.literal.to_array(), info.type)
+    leaf = Term(lit_info(data, TensorType(U8, (data.size,))))
+    chain = _unbflat(leaf, info.type)
+    if chain is not leaf:
+        out.append(chain)
+    return out
 
 
 # --- Module 2: IR-to-ISA rules ---------------------------------------------------------------
@@ -178,16 +200,23 @@ class IsaRule:
         return f"{self.instr.name}{dict(self.alpha)}"
 
 
+_PATTERNS: dict[tuple, dict] = {}
+
+
 class IsaRules:
     """The IR-to-ISA rules of one accelerator, generated on demand for the α values that the
     e-graph's types can use (an α's input and output slice types must be types of e-classes)."""
 
     MAX_ALPHA = 4096
 
-    def __init__(self, acc: Accelerator) -> None:
+    def __init__(self, acc: Accelerator, normalize=None, cache_key: object = None) -> None:  # noqa: ANN001
+        """``normalize``: Term -> Term, the proven IR-to-IR normalization of patterns; rules
+        generated with the same ``cache_key`` (the same normalizer) are shared within the process,
+        like a generated backend."""
         self.acc = acc
-        self._cache: dict[tuple[str, tuple[tuple[str, int], ...]], IsaRule | None] = {}
-        self.normalize = None   # set by the driver: Term -> Term (proven IR-to-IR normalization)
+        self.normalize = normalize
+        self._cache: dict[tuple[str, tuple[tuple[str, int], ...]], IsaRule | None] = (
+            {} if cache_key is None else _PATTERNS.setdefault((acc.name, id(acc), cache_key), {}))
 
     def _candidates(self, ins: InstrDef, dims: set[int]) -> Iterator[dict[str, int]]:
         doms = []

@@ -30,7 +30,7 @@ from ..isa import HBM, Accelerator
 from ..program import Concrete, Placement, Program
 from .phase1 import PiiGraph
 
-__all__ = ["su_order", "orders", "Layout", "hbm_layout", "solve", "emit", "Allocation"]
+__all__ = ["su_order", "orders", "fuse", "Layout", "hbm_layout", "solve", "emit", "Allocation"]
 
 ALIGN = 64
 
@@ -90,9 +90,56 @@ def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
     return order
 
 
+def fuse(acc: Accelerator, g: PiiGraph, order: list[int]) -> list[int] | None:
+    """Apply the description's adjacency (``followed_by`` / ``preceded_by``) to a topological
+    order: an instruction that must be followed by its consumer is moved down to just before its
+    earliest consumer; one that must follow its producer is moved up to just after it. None when
+    the order cannot be repaired (the consumer is of the wrong kind, two fused pairs compete, or
+    the move would break a dependency)."""
+    ops = {v: [o for o in g.nodes[v].operands if o is not None and g.nodes[o].kind == "pii"] for v in order}
+    users: dict[int, list[int]] = {v: [] for v in order}
+    for v in order:
+        for o in ops[v]:
+            users[o].append(v)
+    out = list(order)
+    for v in order:
+        ins = acc.instructions[g.nodes[v].instr]   # type: ignore[index]
+        if ins.followed_by:
+            if not users[v]:
+                return None
+            out.remove(v)
+            first = min(users[v], key=out.index)
+            out.insert(out.index(first), v)
+        if ins.preceded_by:
+            prods = [o for o in ops[v] if acc.instructions[g.nodes[o].instr].name in ins.preceded_by]  # type: ignore[index]
+            if len(prods) != 1:
+                return None
+            out.remove(v)
+            out.insert(out.index(prods[0]) + 1, v)
+    pos = {v: i for i, v in enumerate(out)}
+    for v in out:
+        if any(pos[o] >= pos[v] for o in ops[v]):
+            return None
+        ins = acc.instructions[g.nodes[v].instr]   # type: ignore[index]
+        nxt = g.nodes[out[pos[v] + 1]].instr if pos[v] + 1 < len(out) else None
+        prv = g.nodes[out[pos[v] - 1]].instr if pos[v] > 0 else None
+        if (ins.followed_by and nxt not in ins.followed_by) or (ins.preceded_by and prv not in ins.preceded_by):
+            return None
+    return out
+
+
 def orders(acc: Accelerator, g: PiiGraph, limit: int = 64) -> Iterator[list[int]]:
     """The Sethi-Ullman order first, then other topological orders (depth-first over the ready
-    set), at most ``limit``."""
+    set), at most ``limit``; each with the description's fused pairs made adjacent (:func:`fuse`)."""
+    seen: set[tuple[int, ...]] = set()
+    for o in _orders(acc, g, limit):
+        f = fuse(acc, g, o)
+        if f is not None and tuple(f) not in seen:
+            seen.add(tuple(f))
+            yield f
+
+
+def _orders(acc: Accelerator, g: PiiGraph, limit: int) -> Iterator[list[int]]:
     first = su_order(acc, g)
     yield first
     pii = [n.id for n in g.nodes if n.kind == "pii"]
@@ -166,7 +213,7 @@ class _Lin:
                     return a * b
                 raise ValueError(f"non-linear {e}")
             if isinstance(a, int) and isinstance(b, int):
-                return e.eval({})
+                return BinOp(e.op, Const(a), Const(b)).eval({})   # both known: fold
             if e.op == "//" and isinstance(b, int):
                 q = self.m.NewIntVar(-(1 << 40), 1 << 40, "")
                 self.m.AddDivisionEquality(q, a, b)
@@ -186,7 +233,7 @@ class _Lin:
         if isinstance(e, Compare):
             a, b = self.int(e.lhs), self.int(e.rhs)
             if isinstance(a, int) and isinstance(b, int):
-                return bool(e.eval({}))
+                return bool(Compare(e.op, Const(a), Const(b)).eval({}))
             lit = self.m.NewBoolVar("")
             ops = {"<": (lambda: a < b, lambda: a >= b), "<=": (lambda: a <= b, lambda: a > b),
                    ">": (lambda: a > b, lambda: a <= b), ">=": (lambda: a >= b, lambda: a < b),

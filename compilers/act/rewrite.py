@@ -5,9 +5,13 @@ Filtering (C.2): start from the operators of every g_θ of the description; a ru
 builds only such operators (or literals) may lead to an IR-to-ISA rule, so it is kept and the
 operators of its left side join the set; repeat to a fixed point.
 
-Proof gate (invariant 3): only rules whose every claimed (dtype, rank) proof is cached as passed
-for the current rule text are used (:func:`verif.cache.proven_rules`); a missing proof is proved
-on the spot (and cached) or the compiler refuses the rule.
+Proof gate (invariant 3), per instantiation: a rule instantiation (dtype, rank) fires only when a
+passing proof of the rule's current text for that dtype and rank is in the proof cache
+(:class:`verif.cache.ProofCache`; a pointwise-lifted instantiation needs its rank-1 proof). The
+gate is consulted at the first match, so only the instantiations a kernel actually uses are ever
+proved: with ``prove_missing`` a missing proof is run on the spot (and cached for the next
+compile), otherwise the instantiation is skipped and counted. An instantiation whose proof ends
+refuted or unknown never fires.
 
 Matching a rule's left side binds its tensor variables to e-classes and its symbolic sizes and
 attributes to integers (attributes written as expressions are checked after binding);
@@ -27,7 +31,8 @@ term (e.g. ``mvin(x, 1.0) => x``); kernels grow toward instruction forms with th
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +44,7 @@ from semantics.ops import REGISTRY
 
 from ..isa import Accelerator
 from .egraph import EGraph, NodeInfo, Snapshot
+from .phase1 import literal_forms
 from .terms import Term, lower
 
 __all__ = ["IrRules", "Inst"]
@@ -63,10 +69,16 @@ def _size(n: Node, seen: set[int] | None = None) -> int:
     return 1 + sum(_size(a, seen) for a in n.args)
 
 
+_HAS_TVAR: dict[int, tuple[Node, bool]] = {}
+
+
 def _has_tvar(n: Node) -> bool:
-    if isinstance(n, TVar):
-        return True
-    return isinstance(n, Op) and any(_has_tvar(a) for a in n.args)
+    hit = _HAS_TVAR.get(id(n))
+    if hit is not None and hit[0] is n:
+        return hit[1]
+    r = isinstance(n, TVar) or (isinstance(n, Op) and any(_has_tvar(a) for a in n.args))
+    _HAS_TVAR[id(n)] = (n, r)
+    return r
 
 
 def _tvars(n: Node, out: set[str]) -> set[str]:
@@ -90,6 +102,7 @@ class Inst:
     pre: list[Any]
     tensors: dict[str, TVar]
     shrinks: bool
+    proof_rank: int = 0     # the rank whose proof covers this instantiation (lifted: 1)
 
     @property
     def name(self) -> str:
@@ -168,20 +181,44 @@ def _unify(b: _Binding, pv: Any, cv: Any) -> bool:
         return all(_unify(b, x, y) for x, y in zip(pv, cv, strict=True))
     if isinstance(pv, (str, bool)) or isinstance(pv, int):
         return pv == cv
-    if z3.is_int_value(pv):
-        return pv.as_long() == cv
-    if z3.is_const(pv):
-        k = str(pv)
-        if k in b.sym:
-            return b.sym[k] == cv
-        b.sym[k] = int(cv)
+    kind, val = _z3_kind(pv)
+    if kind == "int":
+        return val == cv
+    if kind == "sym":
+        if val in b.sym:
+            return b.sym[val] == cv
+        b.sym[val] = int(cv)
         return True
     b.deferred.append((pv, cv))
     return True
 
 
+_Z3_KINDS: dict[int, tuple[Any, str, Any]] = {}
+
+
+def _z3_kind(pv: Any) -> tuple[str, Any]:
+    """("int", value) | ("sym", name) | ("expr", None) for a z3 attribute of a pattern, memoized
+    (pattern objects live as long as their rule instantiation; z3's own predicates and printer
+    dominate matching time otherwise)."""
+    hit = _Z3_KINDS.get(id(pv))
+    if hit is not None and hit[0] is pv:
+        return hit[1], hit[2]
+    if z3.is_int_value(pv):
+        r: tuple[str, Any] = ("int", pv.as_long())
+    elif z3.is_const(pv):
+        r = ("sym", str(pv))
+    else:
+        r = ("expr", None)
+    _Z3_KINDS[id(pv)] = (pv, *r)
+    return r
+
+
 def _ev(b: _Binding):  # noqa: ANN202
     return evaluator(subst={z3.Int(k): v for k, v in b.sym.items()})
+
+
+_PRE: dict[tuple, tuple[Any, bool]] = {}          # preconditions per (instantiation, sizes)
+_GROUND: dict[tuple, tuple[Node, Any]] = {}       # ground sub-patterns' literals per sizes
 
 
 class Matcher:
@@ -253,16 +290,27 @@ class Matcher:
             for pv, cv in b.deferred:
                 if ev(pv) != cv:
                     return False
-            for p in self.inst.pre:
-                if not z3.is_true(z3.simplify(z3.substitute(p, *[(z3.Int(k), z3.IntVal(v)) for k, v in b.sym.items()]))):
+            sym = tuple(sorted(b.sym.items()))
+            if self.inst.pre:
+                key = (id(self.inst), sym)
+                hit = _PRE.get(key)
+                if hit is None or hit[0] is not self.inst:
+                    ok = all(z3.is_true(z3.simplify(z3.substitute(p, *[(z3.Int(k), z3.IntVal(v)) for k, v in sym])))
+                             for p in self.inst.pre)
+                    hit = _PRE[key] = (self.inst, ok)
+                if not hit[1]:
                     return False
             for node, c in b.ground:
                 lit = self.lit_of(c)
                 if lit is None:
                     return False
-                (g,) = emit({}, [node], _dt(self.inst.dtype), ev, "ground")
-                want = lower(g)
-                if not want.is_lit or want.info.literal != lit:  # type: ignore[union-attr]
+                gkey = (id(node), sym, self.inst.dtype)
+                ghit = _GROUND.get(gkey)
+                if ghit is None or ghit[0] is not node:
+                    (g,) = emit({}, [node], _dt(self.inst.dtype), ev, "ground")
+                    w = lower(g)
+                    ghit = _GROUND[gkey] = (node, w.info.literal if w.is_lit else None)  # type: ignore[union-attr]
+                if ghit[1] is None or ghit[1] != lit:
                     return False
         except (ValueError, KeyError, z3.Z3Exception, AssertionError, TypeError):
             return False
@@ -275,6 +323,72 @@ def _dt(name: str):  # noqa: ANN202
     return DTYPES[name]
 
 
+_CACHES: dict[str, tuple[float, Any]] = {}
+
+
+def _shared_cache(factory: Callable[[], Any]) -> Any:
+    """The proof cache, loaded once per process while its file is unchanged."""
+    from verif.cache import default_cache_dir
+
+    d = default_cache_dir()
+    path = str(d)
+    try:
+        mtime = max((f.stat().st_mtime for f in d.iterdir()), default=0.0)
+    except OSError:
+        mtime = 0.0
+    hit = _CACHES.get(path)
+    if hit is None or hit[0] != mtime:
+        hit = _CACHES[path] = (mtime, factory())
+    return hit[1]
+
+
+class ProofGate:
+    """Per-instantiation proof gate: :meth:`ok` is True when the instantiation's proof is cached as
+    passed (proving it first when ``prove_missing``); answers are memoized per process."""
+
+    def __init__(self, prove_missing: bool = False, timeout_s: float = 60.0, bound: int = 3,
+                 log: Callable[[str], None] | None = None, enabled: bool = True) -> None:
+        self.prove_missing = prove_missing
+        self.timeout_s = timeout_s
+        self.bound = bound
+        self.log = log
+        self.enabled = enabled
+        self._memo: dict[tuple[str, str, int], bool] = {}
+        self._cache: Any = None
+        self.skipped: set[str] = set()     # instantiations refused (no passing proof)
+        self.proved_now: list[str] = []
+        self.seconds = 0.0                 # time spent proving on the spot
+
+    def ok(self, inst: Inst) -> bool:
+        if not self.enabled:
+            return True
+        key = (inst.rule.name, inst.dtype, inst.proof_rank)
+        if key in self._memo:
+            return self._memo[key]
+        from verif.cache import ProofCache
+
+        if self._cache is None:
+            self._cache = _shared_cache(ProofCache)
+        rec = self._cache.get(inst.rule, inst.dtype, inst.proof_rank, self.bound)
+        if rec is None and self.prove_missing:
+            from verif.prover import prove
+
+            label = f"'{inst.rule.name}' for {inst.dtype} rank {inst.proof_rank}"
+            if self.log:
+                self.log(f"proving {label} (first use; cached under {self._cache.dir})")
+            t0 = time.perf_counter()
+            res = prove(inst.rule, inst.dtype, inst.proof_rank, self.timeout_s, self.bound)
+            self.seconds += time.perf_counter() - t0
+            self._cache.put(inst.rule, res, self.bound)
+            self.proved_now.append(f"{label}: {res.status}")
+            rec = {"status": res.status}
+        good = rec is not None and rec.get("status") == "proved"
+        if not good:
+            self.skipped.add(f"{inst.rule.name} [{inst.dtype} r{inst.proof_rank}]")
+        self._memo[key] = good
+        return good
+
+
 @dataclass
 class IrRules:
     """The filtered, proven rules of a target, instantiated (dtype, rank) and indexed by the
@@ -284,18 +398,20 @@ class IrRules:
     insts: list[Inst] = field(default_factory=list)
     max_new: int = 4000
     applied: int = 0
+    gate: ProofGate = field(default_factory=ProofGate)
 
     @classmethod
-    def for_target(cls, acc: Accelerator, proven_only: bool = True) -> IrRules:
-        """The target's rules (backend generation: done once per target and process)."""
-        key = (acc.name, id(acc), proven_only)
+    def for_target(cls, acc: Accelerator, gate: ProofGate | None = None) -> IrRules:
+        """The target's rules (backend generation: done once per target and process) behind
+        ``gate`` (default: cached proofs only, nothing proved on the spot)."""
+        key = (acc.name, id(acc))
         if key not in _GENERATED:
-            _GENERATED[key] = cls._generate(acc, proven_only)
+            _GENERATED[key] = cls._generate(acc)
         r = _GENERATED[key]
-        return cls(r.rules, r.insts)
+        return cls(r.rules, r.insts, gate=gate or ProofGate())
 
     @classmethod
-    def _generate(cls, acc: Accelerator, proven_only: bool) -> IrRules:
+    def _generate(cls, acc: Accelerator) -> IrRules:
         from rewrite_rules.library import load
 
         lib = load()
@@ -325,16 +441,12 @@ class IrRules:
                 i0 = insts_by_rule[r.name][0]
                 rhs_ops = _ops(i0.rhs, set()) - _STRUCT_OK
                 lhs_ops = _ops(i0.lhs, set())
-                if rhs_ops <= ops and (rhs_ops or lhs_ops <= ops | _STRUCT_OK or True):
+                if rhs_ops <= ops:
                     keep.append(r)
                     new = lhs_ops - ops
                     if new:
                         ops |= new
                         changed = True
-        if proven_only:
-            from verif.cache import proven_rules
-
-            keep = proven_rules(keep, rank_bound=3, strict=False)
         insts = [i for r in keep for i in insts_by_rule[r.name]]
         return cls(keep, insts)
 
@@ -365,6 +477,8 @@ class IrRules:
                 for b in m.match(inst.lhs, c, _Binding()):
                     if not m.finish(b):
                         continue
+                    if not self.gate.ok(inst):
+                        break
                     h = self._build(eg, inst, b, rep, view)
                     if h is None or (h < len(snap.handle_class) and snap.handle_class[h] == c):
                         continue
@@ -376,24 +490,31 @@ class IrRules:
         return n
 
     def _build(self, eg: EGraph, inst: Inst, b: _Binding, rep: dict[int, int], view: _View) -> int | None:
-        try:
-            ev = _ev(b)
-            (g,) = emit(inst.tensors, [inst.rhs], _dt(inst.dtype), ev, "rhs")
-        except (ValueError, KeyError, z3.Z3Exception, Exception):  # noqa: BLE001
-            return None
         names = sorted(inst.tensors)
-        params = [Term(None, (), -100 - b.tv[nm], view.ctype(b.tv[nm])) for nm in names]
-        try:
-            t = lower(g, params=params)
-        except Exception:  # noqa: BLE001
+        types = tuple(view.ctype(b.tv[nm]) for nm in names)
+        key = (id(inst), tuple(sorted(b.sym.items())), types)
+        hit = _RHS.get(key)
+        if hit is None or hit[0] is not inst:
+            t: Term | None
+            try:
+                (g,) = emit(inst.tensors, [inst.rhs], _dt(inst.dtype), _ev(b), "rhs")
+                t = lower(g, params=[Term(None, (), i, ty) for i, ty in enumerate(types)])
+            except Exception:  # noqa: BLE001 - a right side invalid at this binding does not fire
+                t = None
+            hit = _RHS[key] = (inst, t)
+        if hit[1] is None:
             return None
-        return _insert_with(eg, t, rep, {})
+        leaves = {i: rep[b.tv[nm]] for i, nm in enumerate(names)}
+        return _insert_with(eg, hit[1], leaves, {})
 
     # -- patterns ------------------------------------------------------------------------------
 
     def normalize(self, t: Term) -> Term:
         """Rewrite a g_θ(α) pattern with the shrinking rules to a fixed point (bottom-up)."""
-        shrinking = [i for i in self.insts if i.shrinks and isinstance(i.lhs, Op)]
+        shrinking: dict[str, list[Inst]] = {}
+        for i in self.insts:
+            if i.shrinks and isinstance(i.lhs, Op):
+                shrinking.setdefault(i.lhs.opcode, []).append(i)
         for _ in range(8):
             new = self._normalize_once(t, shrinking)
             if new is t:
@@ -401,7 +522,7 @@ class IrRules:
             t = new
         return t
 
-    def _normalize_once(self, root: Term, insts: list[Inst]) -> Term:
+    def _normalize_once(self, root: Term, insts: dict[str, list[Inst]]) -> Term:
         view = _TermView(root)
         memo: dict[int, Term] = {}
 
@@ -420,12 +541,10 @@ class IrRules:
                 memo[k] = t
                 return t
             c = view.index[k]
-            for inst in insts:
-                if inst.lhs.opcode != t.info.name:  # type: ignore[union-attr]
-                    continue
+            for inst in insts.get(t.info.name, ()):
                 m = Matcher(inst, view, lit_of)
                 for b in m.match(inst.lhs, c, _Binding()):
-                    if not m.finish(b):
+                    if not m.finish(b) or not self.gate.ok(inst):
                         continue
                     try:
                         ev = _ev(b)
@@ -452,14 +571,20 @@ class IrRules:
 _GENERATED: dict[tuple, IrRules] = {}
 
 
-def _insert_with(eg: EGraph, t: Term, rep: dict[int, int], memo: dict[int, int]) -> int:
+_RHS: dict[tuple, tuple[Inst, Term | None]] = {}   # lowered right sides per (instantiation, binding)
+
+
+def _insert_with(eg: EGraph, t: Term, leaves: dict[int, int], memo: dict[int, int]) -> int:
+    """Insert a lowered right side; parameter ``i`` is the e-graph handle ``leaves[i]``."""
     k = id(t)
     if k in memo:
         return memo[k]
     if t.info is None:
-        h = rep[-100 - t.index]
+        h = leaves[t.index]
     else:
-        h = eg.add(t.info, tuple(_insert_with(eg, c, rep, memo) for c in t.children))
+        h = eg.add(t.info, tuple(_insert_with(eg, c, leaves, memo) for c in t.children))
+        for f in literal_forms(t.info):
+            eg.union(h, _insert_with(eg, f, leaves, memo))
     memo[k] = h
     return h
 
@@ -506,9 +631,9 @@ def _instantiate(r: Rule) -> list[Inst]:
             except Exception:  # noqa: BLE001
                 continue
             shrinks = _size(rhs) < _size(lhs) or _tvars(rhs, set()) < set(c.tensors)
-            out.append(Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks))
+            out.append(Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks, k))
             if r.ranks == (1,) and _pointwise(r, lhs, rhs):
                 for k2 in (2, 3):
                     c2, l2, r2, p2 = r.instantiate(d, k2)
-                    out.append(Inst(r, d, k2, l2, r2, p2, c2.tensors, shrinks))
+                    out.append(Inst(r, d, k2, l2, r2, p2, c2.tensors, shrinks, 1))
     return out

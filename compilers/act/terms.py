@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from semantics.dtypes import U8
+from semantics.dtypes import DTYPES, U8
 from semantics.ir import Attrs, Computation, Graph, Instruction, Literal
 from semantics.ops import REGISTRY, Env
 from semantics.types import TensorType
@@ -187,3 +187,20 @@ def mk_op(opcode: str, args: Sequence[Term], attrs: dict[str, Any], out: TensorT
     """A term for ``opcode(args)`` (used for the bflat chains of Module 1)."""
     return Term(NodeInfo("op", opcode, tuple(sorted(Attrs(tuple(attrs.items())).items, key=lambda kv: kv[0])),
                          _plain(out)), tuple(args))
+
+
+def narrowed(info: NodeInfo) -> Term | None:
+    """A wide signed-integer literal whose every value fits int8, as ``convert(literal_s8)``.
+
+    Folding turns ``convert_s32(c_s8)`` into one s32 literal; an instruction that widens int8 data
+    itself (a preload from the int8 scratchpad) needs the int8 constant it widens, so the literal's
+    e-class also gets this e-node (equal by evaluation: the conversion of in-range values is exact)."""
+    if info.kind != "lit" or info.literal is None or info.type.dtype.name not in ("s16", "s32", "s64"):
+        return None
+    if not info.type.shape:
+        return None
+    v = info.literal.to_array()
+    if v.size == 0 or v.min() < -128 or v.max() > 127:
+        return None
+    t8 = TensorType(DTYPES["s8"], tuple(info.type.shape))
+    return mk_op("convert", [Term(lit_info(v.astype(np.int8), t8))], {}, info.type)

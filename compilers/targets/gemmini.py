@@ -208,6 +208,10 @@ def _rounding_shift(src: str, shape: str, out: str) -> str:
   {out} = s32[{shape}] add(sq, inc)"""
 
 
+#: the weight-stationary computes a preload_ws is fused with
+WS_MATMULS = ("matmul_ws_acc", "matmul_ws_spad", "matmul_ws_bias_acc", "matmul_ws_bias_spad")
+
+
 def _entry(name: str, body: str, dim: int) -> str:
     return (f"ENTRY {name} {{" + body + "\n}").replace("@D", str(dim))
 
@@ -292,7 +296,7 @@ def build(dim: int = 16) -> Accelerator:
         "preload_ws", alpha={"rows": R, "cols": R}, beta=["b"],
         inputs=[("spad", ["b", 0], ["rows", "cols"])], output=("pe", [0, 0], [D, D]),
         contract=ex, cycles=D, doc="pe = pad(s32(B)); PRELOAD(B, C) fused with the next matmul_ws_* (WS)",
-        semantics=_entry("preload_ws", preload_sem, D))
+        semantics=_entry("preload_ws", preload_sem, D), followed_by=WS_MATMULS)
 
     # (8-11) matmul_ws[_bias]_{acc,spad}: C = [D +] A x pe, 20-bit array arithmetic
     mm = {"a_rows": R, "a_cols": R, "c_rows": R, "c_cols": R}
@@ -339,12 +343,13 @@ def build(dim: int = 16) -> Accelerator:
         "preload_os", alpha={"rows": R, "cols": R}, beta=["d"],
         inputs=[("spad", ["d", 0], ["rows", "cols"])], output=("pe", [0, 0], [D, D]),
         contract=ex, cycles=D, doc="pe = pad(s32(D)); PRELOAD(D, C) fused with the next matmul_os (OS)",
-        semantics=_entry("preload_os", preload_sem, D))
+        semantics=_entry("preload_os", preload_sem, D), followed_by=("matmul_os",))
 
     # (13) preload_os_zero: zero partial sums (D = GARBAGE_ADDR)
     g.add_instruction(
         "preload_os_zero", alpha={}, beta=[], inputs=[], output=("pe", [0, 0], [D, D]),
         contract=ex, cycles=D, doc="pe = 0; PRELOAD(GARBAGE, C) fused with the next matmul_os (OS)",
+        followed_by=("matmul_os",),
         semantics=_entry("preload_os_zero", """
   z = s32[] constant(0)
   ROOT y = s32[@D,@D] broadcast(z), dimensions={}""", D))
@@ -372,7 +377,7 @@ def build(dim: int = 16) -> Accelerator:
     g.add_instruction(
         "store_os_acc", alpha={"rows": R, "cols": R, "accumulate": (0, 1)}, beta=["c"],
         inputs=[("pe", [0, 0], ["rows", "cols"]), ("acc", ["c", 0], ["rows", "cols"])],
-        output=("acc", ["c", 0], ["rows", "cols"]), contract=ex, cycles=D,
+        output=("acc", ["c", 0], ["rows", "cols"]), contract=ex, cycles=D, preceded_by=("matmul_os",),
         doc="C = pe (+ old if accumulate); the C of the preceding matmul_os's PRELOAD",
         semantics=_entry("store_os_acc", """
   x = s32[`rows`,`cols`] parameter(0)
@@ -382,7 +387,7 @@ def build(dim: int = 16) -> Accelerator:
     g.add_instruction(
         "store_os_spad", alpha={"rows": R, "cols": R, "shift": tuple(range(0, 32)), "relu": (0, 1)}, beta=["c"],
         inputs=[("pe", [0, 0], ["rows", "cols"])], output=("spad", ["c", 0], ["rows", "cols"]),
-        contract=ex, cycles=D,
+        contract=ex, cycles=D, preceded_by=("matmul_os",),
         doc="C = relu?(sat8(rshift_rne(pe, shift))); config_ex sys_shift/act",
         semantics=_entry("store_os_spad", "\n  x = s32[`rows`,`cols`] parameter(0)"
                          + _rounding_shift("x", "`rows`,`cols`", "sx") + _sat_s8("sx", "`rows`,`cols`", "q")
