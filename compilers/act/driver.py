@@ -75,6 +75,7 @@ class Stats:
     total: float = 0.0
     best_at: float = 0.0
     bounded: bool = False
+    last_failure: str = ""
 
     def add(self, key: str, dt: float) -> None:
         self.times[key] = self.times.get(key, 0.0) + dt
@@ -119,7 +120,6 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
     isa = phase1.IsaRules(acc, rules.normalize, cache_key=(id(rules.insts), rules.gate.prove_missing))
     stats.ir_rules = len(rules.rules)
     tried: set[tuple] = set()
-    failed_inter: list[frozenset] = []
     last_reason = ""
     saturated = False
     for k in range(1, max_iters + 1):
@@ -160,43 +160,63 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
             tried.add(sig)
             fresh += 1
             stats.pii_graphs += 1
-            t = time.perf_counter()
-            order_iter = phase2.orders(acc, pg)
-            stats.add("M4", time.perf_counter() - t)
-            for order in order_iter:
-                t = time.perf_counter()
-                inter = phase2.interference(acc, pg, order)
-                skip = any(f <= inter for f in failed_inter)
-                stats.add("M4", time.perf_counter() - t)
-                if skip:
-                    continue
-                stats.orders += 1
-                t = time.perf_counter()
-                try:
-                    alloc = phase2.solve(acc, pg, order, lay)
-                except ValueError as e:
-                    last_reason = str(e)
-                    stats.add("M5", time.perf_counter() - t)
-                    break
-                dt = time.perf_counter() - t
-                stats.add("M5", dt)
-                stats.add("solver", dt)
-                if not alloc.ok:
-                    failed_inter.append(inter)
-                    stats.csp_failed += 1
-                    last_reason = f"memory allocation failed ({alloc.status}) for a {pg.count()}-instruction pii graph"
-                    continue
-                t = time.perf_counter()
-                prog = phase2.emit(acc, pg, alloc, lay)
-                stats.add("M6", time.perf_counter() - t)
-                yield prog, pg.count()
+            for prog, count in _schedule(acc, pg, lay, stats):
+                yield prog, count
                 break
+            else:
+                last_reason = stats.last_failure or last_reason
         if saturated and not fresh:
             if graphs or ex.build(roots) is None:
                 break   # saturated and nothing new within Γ(k): the enumeration is exhausted
             # else: a pii graph exists but has more than Γ(k) piis: raise k (§5.4)
     if stats.candidates == 0:
         raise Unsupported(last_reason or "no pii graph found")
+
+
+def _schedule(acc: Accelerator, pg: phase1.PiiGraph, lay: phase2.Layout,
+              stats: Stats) -> Iterator[tuple[Program, int]]:
+    """Phase 2 for one pii graph: orders (M4) with interference pruning (§6.4.2), the CSP (M5) and
+    emission (M6) of the first order that fits; if none fits, the same on the graph with shared
+    fused piis rematerialized. Records the failure in ``stats.last_failure``."""
+    graphs = [pg]
+    while graphs:
+        g = graphs.pop(0)
+        failed: list[frozenset] = []     # interference sets that made this graph's CSP infeasible
+        t = time.perf_counter()
+        order_iter = phase2.orders(acc, g)
+        stats.add("M4", time.perf_counter() - t)
+        for order in order_iter:
+            t = time.perf_counter()
+            inter = phase2.interference(acc, g, order)
+            skip = any(f <= inter for f in failed)
+            stats.add("M4", time.perf_counter() - t)
+            if skip:
+                continue
+            stats.orders += 1
+            t = time.perf_counter()
+            try:
+                alloc = phase2.solve(acc, g, order, lay)
+            except ValueError as e:
+                stats.last_failure = str(e)
+                stats.add("M5", time.perf_counter() - t)
+                break
+            dt = time.perf_counter() - t
+            stats.add("M5", dt)
+            stats.add("solver", dt)
+            if not alloc.ok:
+                failed.append(inter)
+                stats.csp_failed += 1
+                stats.last_failure = f"memory allocation failed ({alloc.status}) for a {g.count()}-instruction pii graph"
+                continue
+            t = time.perf_counter()
+            prog = phase2.emit(acc, g, alloc, lay)
+            stats.add("M6", time.perf_counter() - t)
+            yield prog, g.count()
+            return
+        if g is pg:
+            r = pg.rematerialized(acc)
+            if r is not None:
+                graphs.append(r)
 
 
 def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], float] | None = None,

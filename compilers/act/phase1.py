@@ -413,6 +413,31 @@ class PiiGraph:
     def signature(self) -> tuple:
         return tuple((n.kind, n.instr, n.alpha, n.operands, n.input_index) for n in self.nodes)
 
+    def rematerialized(self, acc: Accelerator) -> PiiGraph | None:
+        """The same computation with every shared fused pii (an instruction with ``followed_by``,
+        e.g. a weight preload) duplicated per consumer: the fallback when no order of the shared
+        graph fits memory (the single value its buffer holds is overwritten between two uses).
+        None when nothing is shared."""
+        from dataclasses import replace
+
+        users: dict[int, list[int]] = {}
+        for n in self.nodes:
+            for o in n.operands:
+                if o is not None:
+                    users.setdefault(o, []).append(n.id)
+        shared = [n for n in self.nodes if n.kind == "pii" and acc.instructions[n.instr].followed_by
+                  and len(users.get(n.id, ())) > 1 and n.id not in self.roots]
+        if not shared:
+            return None
+        nodes = list(self.nodes)
+        for n in shared:
+            for u in users[n.id][1:]:
+                clone = replace(n, id=len(nodes))
+                nodes.append(clone)
+                un = nodes[u]
+                nodes[u] = replace(un, operands=tuple(clone.id if o == n.id else o for o in un.operands))
+        return PiiGraph(nodes, list(self.roots))
+
 
 @dataclass
 class Choice:

@@ -24,7 +24,7 @@ PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
 
 #: kernel -> instructions of the compiled program (the hand-written gemm/add/mac take 5/3/6)
 EXPECTED = {"gemmini_gemm": 5, "gemmini_add": 3, "gemmini_mac": 6, "composite_mm_mm": 8,
-            "composite_add_add": 8, "composite_mm_add": 9}
+            "composite_add_add": 8, "composite_mm_add": 9, "composite_add_mm_add": 12}
 
 
 def test_gemmini_kernels_compile_encode_and_check() -> None:
