@@ -201,6 +201,7 @@ class IsaRule:
 
 
 _PATTERNS: dict[tuple, dict] = {}
+_LAYOUT_OPS = ("reshape", "bitcast-convert", "transpose", "copy")
 
 
 class IsaRules:
@@ -606,6 +607,7 @@ class Extractor:
         produced in the buffer it is needed in."""
         seen: set[tuple[int, str]] = set()
         frontier = [(r, HBM) for r in roots]
+        layout_reason = ""
         while frontier:
             c, buf = frontier.pop(0)
             if (c, buf) in seen:
@@ -618,9 +620,20 @@ class Extractor:
             piis = [o for o in ops if o.kind == "pii"]
             if not piis:
                 if irs:
-                    o = min(irs, key=lambda o: (o.name in ("reshape", "bitcast-convert", "transpose"), o.name))
+                    o = min(irs, key=lambda o: (o.name in _LAYOUT_OPS, o.name))
                     t = o.type
-                    return f"no instruction computes {o.name} on {t.dtype.name}{list(t.shape)} (into {buf})"
+                    reason = f"no instruction computes {o.name} on {t.dtype.name}{list(t.shape)} (into {buf})"
+                    if o.name not in _LAYOUT_OPS:
+                        return reason
+                    # only data movement here (a byte image, a reshape): the operator that no
+                    # instruction computes is further down; report it if there is one
+                    layout_reason = layout_reason or reason
+                    for en in self.snap.classes[c]:
+                        if self.eg.infos[en.info].kind == "op":
+                            frontier.extend((k, buf) for k in en.children)
+                    continue
+                if layout_reason:
+                    continue
                 return f"no instruction produces a {ops[0].type.dtype.name}{list(ops[0].type.shape)} value in {buf}"
             for en in self.snap.classes[c]:
                 info = self.eg.infos[en.info]
@@ -634,4 +647,4 @@ class Extractor:
                 have = sorted({o.buffer for o in piis})
                 return (f"a {t.dtype.name}{list(t.shape)} value is needed in {buf} but instructions produce it only in "
                         f"{', '.join(have)}")
-        return "no complete pii graph (every candidate has a cycle)"
+        return layout_reason or "no complete pii graph (every candidate has a cycle)"
