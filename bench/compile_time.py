@@ -26,6 +26,7 @@ from compilers.act import Unsupported, compile_graph  # noqa: E402
 from compilers.act.check import check_program  # noqa: E402
 from compilers.act.rewrite import IrRules  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
+from semantics.errors import AccvError  # noqa: E402
 from semantics.hlo_parser import parse_file, parse_hlo  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -71,6 +72,9 @@ def run(name: str, graph, target: str, trials: int, check: int) -> dict:  # noqa
         except Unsupported as e:
             rec.update(outcome="unsupported", reason=e.reason if hasattr(e, "reason") else str(e),
                        seconds=time.perf_counter() - t0)
+            return rec
+        except AccvError as e:     # a compiler bug: recorded as such, the run goes on
+            rec.update(outcome="error", reason=f"compiler error: {e.reason}", seconds=time.perf_counter() - t0)
             return rec
         if first is None:
             first = res.stats.total
