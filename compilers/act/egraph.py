@@ -34,6 +34,9 @@ class T(eg.Expr):
     """One e-node: a key (the :class:`NodeInfo`) and its operand e-classes."""
 
     @classmethod
+    def h(cls, i: eg.i64Like) -> T: ...  # type: ignore[empty-body]
+
+    @classmethod
     def n0(cls, k: eg.StringLike) -> T: ...  # type: ignore[empty-body]
 
     @classmethod
@@ -130,10 +133,10 @@ class EGraph:
         self.eg = eg.EGraph()
         self.infos: list[NodeInfo] = []
         self._info_id: dict[NodeInfo, int] = {}
-        self._terms: list[Any] = []
         self._handle_sig: list[tuple[int, tuple[int, ...]]] = []
         self._memo: dict[tuple[int, tuple[int, ...]], int] = {}
         self._pending_unions: list[tuple[int, int]] = []
+        self._pending_adds: list[Any] = []
         self.unions = 0
 
     @property
@@ -157,28 +160,32 @@ class EGraph:
             return h
         if len(children) > MAX_ARITY:
             raise ValueError(f"{info.name} has {len(children)} operands; the e-graph supports at most {MAX_ARITY}")
-        term = _CTORS[len(children)](str(iid), *(self._terms[c] for c in children))
-        h = len(self._terms)
-        self._terms.append(term)
+        h = len(self._handle_sig)
         self._handle_sig.append(sig)
         self._memo[sig] = h
-        self.eg.register(term)
+        # the e-node is named by its handle: T.h(h) = n_k(key, T.h(child)...), so registering it is
+        # O(arity) (a nested term would be re-walked by egglog on every add) and a handle's e-class
+        # is read off the serialized e-graph directly
+        self._pending_adds.append(eg.union(T.h(h)).with_(_CTORS[len(children)](str(iid), *(T.h(c) for c in children))))
         return h
 
     def union(self, a: int, b: int) -> None:
         self._pending_unions.append((a, b))
 
     def flush(self) -> None:
-        """Give the pending unions to egglog and restore congruence (egglog's rebuild)."""
-        if self._pending_unions:
-            self.eg.register(*(eg.union(self._terms[a]).with_(self._terms[b]) for a, b in self._pending_unions))
-            self.unions += len(self._pending_unions)
-            self._pending_unions.clear()
+        """Give the pending e-nodes and unions to egglog and restore congruence (egglog's rebuild)."""
+        acts = self._pending_adds + [eg.union(T.h(a)).with_(T.h(b)) for a, b in self._pending_unions]
+        if acts:
+            self.eg.register(*acts)
+        self.unions += len(self._pending_unions)
+        self._pending_adds.clear()
+        self._pending_unions.clear()
         self.eg.run(1)
 
     def snapshot(self) -> Snapshot:
         """egglog's serialized e-graph, read back into dense class ids (toolchain.md: children are
-        node ids; each node's ``eclass`` names its class)."""
+        node ids; each node's ``eclass`` names its class). Handle nodes ``T.h(i)`` (an i64 child)
+        give each handle's class and are not e-nodes of the program."""
         self.flush()
         data = json.loads(self.eg._serialize(split_primitive_outputs=False).to_json())
         nodes = data["nodes"]
@@ -187,16 +194,18 @@ class EGraph:
         for nid, n in nodes.items():
             if nid.startswith("primitive-"):
                 prim[nid] = n["op"].strip('"')
-        sig_class: dict[tuple[int, tuple[int, ...]], int] = {}
         raw: list[tuple[str, int, list[str]]] = []
+        handle_of: dict[int, str] = {}
         for nid, n in nodes.items():
             if nid.startswith("primitive-"):
                 continue
             ch = n["children"]
-            iid = int(prim[ch[0]])
-            raw.append((n["eclass"], iid, ch[1:]))
+            if ch and ch[0].startswith("primitive-i64"):
+                handle_of[int(prim[ch[0]])] = n["eclass"]
+                continue
+            raw.append((n["eclass"], int(prim[ch[0]]), ch[1:]))
             cls_ids.setdefault(n["eclass"], len(cls_ids))
-        node_class = {nid: cls_ids[n["eclass"]] for nid, n in nodes.items() if not nid.startswith("primitive-")}
+        node_class = {nid: cls_ids.get(n["eclass"], -1) for nid, n in nodes.items() if not nid.startswith("primitive-")}
         classes: list[list[ENode]] = [[] for _ in cls_ids]
         by_info: dict[int, list[tuple[int, ENode]]] = {}
         for ecl, iid, ch in raw:
@@ -205,15 +214,12 @@ class EGraph:
             if en in classes[c]:
                 continue
             classes[c].append(en)
-            sig_class[(iid, en.children)] = c
             by_info.setdefault(iid, []).append((c, en))
-        handle_class: list[int] = []
-        for h, (iid, ch_h) in enumerate(self._handle_sig):
-            c = sig_class.get((iid, tuple(handle_class[x] for x in ch_h)))
-            if c is None:   # seen rarely on large e-graphs (fuzz_025): a known, open bug, reported not hidden
-                raise SnapshotError(f"e-graph snapshot: e-node {h} ({self.infos[iid].name}) is missing from "
-                                    f"egglog's serialized e-graph ({len(nodes)} nodes)")
-            handle_class.append(c)
+        try:
+            handle_class = [cls_ids[handle_of[h]] for h in range(len(self._handle_sig))]
+        except KeyError:
+            raise SnapshotError(f"e-graph snapshot: a handle is missing from egglog's serialized e-graph "
+                                f"({len(nodes)} nodes)") from None
         class_type = [self.infos[cl[0].info].tkey for cl in classes]
         return Snapshot(classes, handle_class, class_type, by_info)
 

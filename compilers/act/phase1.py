@@ -96,12 +96,20 @@ def _bflat(v: Term, tt: TensorType) -> Term:
     return _simplify_chain(mk_op("reshape", [cur], {}, TensorType(U8, (byte_size(tt),))))
 
 
-def _simplify_chain(t: Term) -> Term:
+def _simplify_chain(t: Term, memo: dict[int, Term] | None = None) -> Term:
     """Drop no-op steps of a bflat chain (terms.is_noop, the rule terms.lower applies) and
-    merge consecutive reshapes."""
+    merge consecutive reshapes (memoized: the term below the chain is a DAG)."""
+    memo = {} if memo is None else memo
+    k = id(t)
+    if k not in memo:
+        memo[k] = _simplify_step(t, memo)
+    return memo[k]
+
+
+def _simplify_step(t: Term, memo: dict[int, Term]) -> Term:
     if t.is_param or t.is_lit or not t.children:
         return t
-    kids = tuple(_simplify_chain(c) for c in t.children)
+    kids = tuple(_simplify_chain(c, memo) for c in t.children)
     info = t.info
     assert info is not None
     if is_noop(info.name, dict(info.attrs), info.type, kids):

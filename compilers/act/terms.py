@@ -40,6 +40,15 @@ class Term:
     index: int = -1
     ptype: TensorType | None = None
 
+    def __hash__(self) -> int:
+        # cached: terms are DAGs (a value used twice), and the generated hash would walk every
+        # path through them, exponential in the depth of a chain of such values
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.info, self.children, self.index, self.ptype))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     @property
     def type(self) -> TensorType:
         return self.info.type if self.info is not None else self.ptype  # type: ignore[return-value]
