@@ -75,9 +75,15 @@ def test_cli_compile_exit_codes(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "9 instructions for qkv" in text and "check: 3 random input set(s)" in text and "M5" in text
     assert out.read_text().count("\n") >= 13
-    assert main(["compile", str(PAPER / "gemmini_gemm.hlo"), "--target", "qkv", "-o", str(tmp_path / "x.asm")]) == 3
+    args = ["compile", str(PAPER / "gemmini_gemm.hlo"), "--target", "qkv", "-o", str(tmp_path / "x.asm")]
+    assert main(args + ["--proofs", "cached"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("accv: ") and err.count("\n") == 1
+    # proving missing rule proofs at first use reports progress lines before the one-line reason
+    assert main(args) == 3
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(ln.startswith("accv: proving ") for ln in lines[:-1])
+    assert lines[-1].startswith("accv: no instruction computes ")
     assert main(["compile", str(tmp_path / "missing.hlo"), "--target", "qkv"]) == 2
 
 
