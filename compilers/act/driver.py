@@ -223,13 +223,17 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
                   n: float = 2.0, max_iters: int = 12, rules: IrRules | None = None,
                   time_budget: float = 60.0) -> Compiled:
     """Fig. 14a: the cheapest enumerated program; stops when no cheaper one appeared for ``n``
-    times the time the current best took (or the enumeration ends)."""
+    times the effort the current best took (or the enumeration ends). Effort is counted in
+    enumeration rounds, not seconds, so that the result does not depend on the machine's speed
+    or load (the same kernel always compiles to the same program); ``time_budget`` seconds is
+    only a safety stop."""
     cost = cost or default_cost(acc)
     stats = Stats()
     t0 = time.perf_counter()
     rules = rules or IrRules.for_target(acc)     # backend generation: once per target, not timed here
     t0 = time.perf_counter()
     best: tuple[Program, float, int] | None = None
+    best_round = 0
     for prog, count in act_enum(graph, acc, stats, max_iters, rules):
         stats.candidates += 1
         now = time.perf_counter() - t0
@@ -237,7 +241,8 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
         if best is None or c < best[1]:
             best = (prog, c, count)
             stats.best_at = now
-        elif now > n * stats.best_at or now > time_budget:
+            best_round = stats.iterations
+        elif stats.iterations > n * best_round or now > time_budget:
             break
     stats.total = time.perf_counter() - t0 - stats.times["proofs"]
     if best is None:   # pragma: no cover - act_enum raises first
