@@ -70,6 +70,12 @@ def _sat_s8(y):
     return convert(clamp(full(-128, y.shape, "s32"), y, full(127, y.shape, "s32")), "s8")
 
 
+def wrap20(v, shape):
+    """The array's 20-bit wrap of an s32 value of ``shape``: ``(v << 12) >>a 12``."""
+    k = full(12, shape, "s32")
+    return op("shift-right-arithmetic", op("shift-left", v, k), k)
+
+
 def _eye(k, dtype: str):
     """The k x k identity matrix as a constant expression (iota == iota)."""
     return convert(compare(iota(0, [k, k], "s32"), iota(1, [k, k], "s32"), "EQ"), dtype)
@@ -215,8 +221,7 @@ def _wrap20(c):
     """The array's 20-bit wrap leaves every 8/16-bit value unchanged."""
     x = c.tensor("x")
     w = convert(x, "s32")
-    k = full(12, x.shape, "s32")
-    return w, op("shift-right-arithmetic", op("shift-left", w, k), k), []
+    return w, wrap20(w, x.shape), []
 
 
 # --- matrix forms --------------------------------------------------------------------------------
@@ -264,9 +269,7 @@ def _dot_wrap20(c):
     [-2^19, 2^19) exactly when K <= 31, and the 20-bit wrap is the identity."""
     a, b = c.tensor("a"), c.tensor("b")
     p = dot(convert(a, "s32"), convert(b, "s32"), (1,), (0,))
-    k = full(12, [a.shape[0], b.shape[1]], "s32")
-    w = op("shift-right-arithmetic", op("shift-left", p, k), k)
-    return p, w, [a.shape[1] <= 31]
+    return p, wrap20(p, [a.shape[0], b.shape[1]]), [a.shape[1] <= 31]
 
 
 @rule("add(dot(convert_s32(a), convert_s32(b)), convert_s32(d)) => wrap20(add(...)) on s8, K <= 31", family=F,
@@ -277,9 +280,7 @@ def _dot_bias_wrap20(c):
     at most 128, and 31 * 16384 + 127 < 2^19, so the array's wrap of the biased sum is the identity."""
     a, b, d = c.tensor("a"), c.tensor("b"), c.tensor("d")
     p = op("add", dot(convert(a, "s32"), convert(b, "s32"), (1,), (0,)), convert(d, "s32"))
-    k = full(12, [a.shape[0], b.shape[1]], "s32")
-    w = op("shift-right-arithmetic", op("shift-left", p, k), k)
-    return p, w, [a.shape[1] <= 31]
+    return p, wrap20(p, [a.shape[0], b.shape[1]]), [a.shape[1] <= 31]
 
 
 @rule("convert_s32(x) => dot(convert_s32(x), convert_s32(I)) on s8", family=F, dtypes=("s8",), ranks=(2,),
