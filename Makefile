@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell $(PY) -c "import hashlib,sys;print(hashlib.sha256(open('pyproject.toml','rb').read()).hexdigest()[:12])")
 KERNEL ?= ../shared/corpus/paper/qkv_attention.hlo
-EXTRAS ?= test,xla
+EXTRAS ?= test,xla,rtl
 PYTEST_ARGS ?=
 
 .PHONY: demo test test-all venv clean
@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	command -v yosys >/dev/null || ./scripts/install-yosys.sh
 	rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP)
