@@ -198,9 +198,10 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_compile(args: argparse.Namespace) -> int:
+def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileResult, asm path)
+    """Compile ``args.file`` for ``args.target``, write the assembly (and the stream / C form) and
+    print the one-line summary; shared by ``compile`` and ``check``."""
     from compilers.act import Unsupported, compile_graph
-    from compilers.act.check import check_program
     from compilers.act.rewrite import IrRules, ProofGate
     from compilers.program import print_asm
     from compilers.targets import load_target
@@ -238,19 +239,42 @@ def cmd_compile(args: argparse.Namespace) -> int:
           f"{hbm_bytes} HBM bytes moved, {len(prog.constants)} constant(s); compiled in {st.total * 1e3:.1f} ms "
           f"({st.candidates} candidate(s))")
     print(f"  -> {out}" + "".join(f", {e}" for e in extra))
-    if args.stats:
+    if getattr(args, "stats", False):
         print(f"  e-graph: {st.enodes} e-nodes, {st.eclasses} e-classes after {st.iterations} iteration(s); "
               f"{st.isa_rules} IR-to-ISA rules, {st.ir_rules} IR-to-IR rules; {st.pii_graphs} pii graph(s), "
               f"{st.orders} order(s), {st.csp_failed} failed CSP(s)")
         print("  time (ms): " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in st.times.items()))
-    if args.check:
-        chk = check_program(g, acc, prog, args.check, args.seed, args.file, out.parent / "reproducer")
-        if not chk.ok:
-            print(f"accv: {args.file}: compiled program differs from the reference on {chk.message}; "
-                  f"reproducer in {chk.reproducer}", file=sys.stderr)
-            return 1
-        print(f"  check: {chk.runs} random input set(s) on the {acc.name} simulator equal the reference bit for bit")
+    return g, acc, res, out
+
+
+def _run_check(args: argparse.Namespace, g, acc, prog, out: Path, backend_name: str) -> int:  # noqa: ANN001
+    from compilers.act.check import check_program
+    from compilers.backend import get_backend
+
+    backend = get_backend(backend_name, acc)
+    chk = check_program(g, acc, prog, args.check, args.seed, args.file, out.parent / "reproducer", backend=backend)
+    if not chk.ok:
+        print(f"accv: {args.file}: compiled program on the {acc.name} {backend.name} backend differs from the "
+              f"reference on {chk.message}; reproducer in {chk.reproducer}", file=sys.stderr)
+        return 1
+    what = "simulator" if backend.name == "sim" else backend.name.upper()
+    cyc = "" if chk.cycles is None else f"; {chk.cycles} cycles"
+    print(f"  check: {chk.runs} random input set(s) on the {acc.name} {what} equal the reference bit for bit{cyc}")
     return 0
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    g, acc, res, out = _compile(args)
+    if args.check:
+        return _run_check(args, g, acc, res.program, out, "sim")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    if args.check < 1:
+        raise InputError("--check must be at least 1")
+    g, acc, res, out = _compile(args)
+    return _run_check(args, g, acc, res.program, out, args.backend)
 
 
 def cmd_ops(args: argparse.Namespace) -> int:
@@ -306,6 +330,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "missing one at its first use and caches it under build/proofs; 'cached' uses cached "
                         "proofs only")
     p.set_defaults(fn=cmd_compile)
+
+    p = sub.add_parser("check", help="compile an HLO kernel and run it on a backend (simulator or RTL) "
+                                     "against the reference interpreter")
+    p.add_argument("file")
+    p.add_argument("--target", required=True)
+    p.add_argument("--backend", choices=("sim", "rtl"), default="sim",
+                   help="sim: the functional simulator; rtl: the Verilated accelerator (gemmini, qkv), with cycles")
+    p.add_argument("-o", "--output", help="assembly file to write (default build/compile/<kernel>/<target>.asm)")
+    p.add_argument("--check", type=int, default=3, metavar="N", help="random input sets (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first input set (default 0)")
+    p.add_argument("--stats", action="store_true", help="print e-graph sizes and the time of each module")
+    p.add_argument("--proofs", choices=("prove", "cached"), default="prove",
+                   help="as for compile: prove missing rule proofs at first use, or use cached proofs only")
+    p.set_defaults(fn=cmd_check)
 
     p = sub.add_parser("prove", help="prove rewrite rules with z3")
     p.add_argument("rules", nargs="*", help="rule names or families (default: all)")

@@ -1,5 +1,5 @@
-"""Every compilation is checked: run the program on the target's functional simulator for random
-input sets and compare with the reference interpreter, bit for bit (every instruction of the
+"""Every compilation is checked: run the program on a backend (default: the target's functional
+simulator; ``rtl``: the Verilated accelerator) for random input sets and compare with the reference interpreter, bit for bit (every instruction of the
 three targets declares an exact numeric contract; a bounded one would be applied here). A
 mismatch is a compiler bug: :func:`check_program` writes a reproducer folder (the kernel, the
 inputs, the program, both outputs and a README with the first differing element).
@@ -18,9 +18,9 @@ from semantics.inputs import random_inputs
 from semantics.interp import evaluate
 from semantics.ir import Graph
 
+from ..backend import Backend, SimBackend
 from ..isa import Accelerator
 from ..program import Program, print_asm
-from ..simulator import simulate
 
 __all__ = ["CheckResult", "check_program"]
 
@@ -31,21 +31,24 @@ class CheckResult:
     ok: bool
     message: str = ""
     reproducer: Path | None = None
-    cycles: int = 0
-    hbm_bytes: int = 0
+    cycles: int | None = 0
+    backend: str = "sim"
 
 
 def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed: int = 0,
-                  kernel_path: str | Path | None = None, repro_dir: Path | None = None) -> CheckResult:
-    """Run ``n`` input sets (seeds ``seed``.. ``seed+n-1``; odd runs use edge values)."""
+                  kernel_path: str | Path | None = None, repro_dir: Path | None = None,
+                  backend: Backend | None = None) -> CheckResult:
+    """Run ``n`` input sets (seeds ``seed``.. ``seed+n-1``; odd runs use edge values) on ``backend``
+    (default the functional simulator); ``cycles`` is the last run's cycle count."""
     from accv.npyio import save_output
 
-    cycles = hbm = 0
+    backend = backend or SimBackend(acc)
+    cycles: int | None = 0
     for i in range(n):
         xs = random_inputs(graph, seed + i, edges=bool(i % 2))
         ref = evaluate(graph, xs)
-        res = simulate(acc, program, xs)
-        cycles, hbm = res.cycles, res.hbm_bytes
+        res = backend.run(program, xs)
+        cycles = res.cycles
         cmp = compare(ref, res.outputs)
         if cmp.ok:
             continue
@@ -65,9 +68,9 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
                 save_output(where / f"expected{k}.npy", e)
                 save_output(where / f"actual{k}.npy", np.asarray(a))
             (where / "README.md").write_text(
-                f"# Compiler mismatch on target {acc.name}\n\nInput set {i} (seed {seed + i}, "
+                f"# Compiler mismatch on target {acc.name} (backend {backend.name})\n\nInput set {i} (seed {seed + i}, "
                 f"edge values {bool(i % 2)}): {why}\n\nReplay: `accv sim program.asm --target {acc.name} "
                 f"--inputs {','.join(f'input{k}.npy' for k in range(len(xs)))}` and compare with "
                 f"`accv run kernel.hlo --inputs ...`.\n")
-        return CheckResult(i + 1, False, f"input set {i} (seed {seed + i}): {why}", where, cycles, hbm)
-    return CheckResult(n, True, "", None, cycles, hbm)
+        return CheckResult(i + 1, False, f"input set {i} (seed {seed + i}): {why}", where, cycles, backend.name)
+    return CheckResult(n, True, "", None, cycles, backend.name)

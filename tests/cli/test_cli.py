@@ -99,3 +99,20 @@ def test_docs_operator_table_in_sync() -> None:
 
     doc = Path(__file__).resolve().parents[2] / "docs" / "semantics.md"
     assert sync_docs(doc, write=False), "docs/semantics.md is stale: run python -m semantics.docs --write"
+
+
+def test_check_runs_on_the_simulator_backend_and_rejects_bad_counts(capsys, tmp_path: Path) -> None:
+    k = str(CORPUS / "paper" / "gemmini_gemm.hlo")
+    o = str(tmp_path / "g.asm")
+    assert main(["check", k, "--target", "gemmini", "--check", "1", "--proofs", "cached", "-o", o]) == 0
+    assert "equal the reference bit for bit; 80 cycles" in capsys.readouterr().out
+    assert main(["check", k, "--target", "gemmini", "--check", "0", "-o", o]) == 2
+    assert "--check must be at least 1" in capsys.readouterr().err
+
+
+def test_rtl_backend_names_targets_without_rtl() -> None:
+    from compilers.backend import BackendUnavailable, get_backend
+    from compilers.targets import load_target
+
+    with pytest.raises(BackendUnavailable, match="target 'amx' has no RTL"):
+        get_backend("rtl", load_target("amx"))

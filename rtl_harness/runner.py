@@ -1,0 +1,96 @@
+"""The program runner for the rest of the project: compiled programs on the Verilated RTL.
+
+- :func:`run_program` ``(target, program, hbm_image) -> (final memories, cycles)``: the program's
+  instructions on the RTL of ``target`` (gemmini: encoded to the RoCC command stream first), HBM
+  loaded with ``hbm_image``; the final memories are the HBM bytes and every on-chip buffer.
+- :class:`RtlBackend`: the ``rtl`` backend of :mod:`compilers.backend` (inputs in, outputs and
+  measured cycles out), used by ``accv check --backend rtl``.
+
+Which targets have RTL: ``gemmini`` (rtl_harness/rtl/gemmini, DIM 16) and ``qkv``
+(rtl_harness/rtl/qkv). AMX has none (its hardware is the host CPU: the ``native`` runs of
+tests/compilers/test_amx_native.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from compilers.backend import BackendUnavailable, RunResult
+from compilers.isa import Accelerator
+from compilers.program import Program
+from semantics.layout import bflat, byte_size, unbflat
+
+from . import verilate
+
+__all__ = ["RTL_TARGETS", "RtlBackend", "hbm_image", "run_program"]
+
+RTL_TARGETS = ("gemmini", "qkv")
+
+
+def _need(target: str) -> None:
+    if target not in RTL_TARGETS:
+        raise BackendUnavailable(f"target '{target}' has no RTL (RTL exists for {', '.join(RTL_TARGETS)})")
+    why = verilate.available()
+    if why is not None:
+        raise BackendUnavailable(f"the rtl backend is unavailable: {why}")
+
+
+def hbm_image(program: Program, inputs: Sequence[np.ndarray], size: int) -> np.ndarray:
+    """The HBM bytes a run starts from: inputs' bflat images and the constant section."""
+    img = np.zeros(size, np.uint8)
+    placements = sorted(program.inputs, key=lambda p: p.index)
+    if len(inputs) != len(placements):
+        raise BackendUnavailable(f"program takes {len(placements)} inputs, {len(inputs)} given")
+    for pl, x in zip(placements, inputs, strict=True):
+        a = np.asarray(x)
+        if a.dtype != pl.type.dtype.np or a.shape != pl.type.shape:
+            raise BackendUnavailable(f"input {pl.index} is {a.dtype}{list(a.shape)}, the program expects {pl.type}")
+        b = bflat(a, pl.type)
+        img[pl.addr:pl.addr + b.size] = b
+    for addr, data in program.constants:
+        img[addr:addr + len(data)] = np.frombuffer(bytes(data), np.uint8)
+    return img
+
+
+def run_program(target: str, program: Program, hbm: np.ndarray) -> tuple[dict[str, np.ndarray], int]:
+    """Run ``program`` on the RTL of ``target`` from HBM bytes ``hbm``; return every final memory
+    (``d0`` = HBM, then the target's on-chip buffers) and the measured cycle count."""
+    _need(target)
+    if program.target != target:
+        raise BackendUnavailable(f"program is for target '{program.target}', not '{target}'")
+    if target == "gemmini":
+        from compilers.gemmini_stream import encode
+
+        from .gemmini import run_commands
+
+        state, cycles = run_commands(encode(program), hbm)
+        return {"d0": state.dram, "spad": state.spad, "acc": state.acc}, cycles
+    from .qkv import run_instructions
+
+    out_hbm, d1, d2, cycles = run_instructions(program.instructions, hbm)
+    return {"d0": out_hbm, "d1": d1, "d2": d2}, cycles
+
+
+@dataclass
+class RtlBackend:
+    """The ``rtl`` backend: programs of ``acc`` run on its Verilated RTL, cycles measured."""
+
+    acc: Accelerator
+    name: str = "rtl"
+
+    @classmethod
+    def for_target(cls, acc: Accelerator) -> RtlBackend:
+        _need(acc.name)
+        return cls(acc)
+
+    def run(self, program: Program, inputs: Sequence[np.ndarray]) -> RunResult:
+        hbm = hbm_image(program, inputs, self.acc.hbm_size)
+        mem, cycles = run_program(self.acc.name, program, hbm)
+        outs = []
+        for pl in sorted(program.outputs, key=lambda p: p.index):
+            n = byte_size(pl.type)
+            outs.append(unbflat(mem["d0"][pl.addr:pl.addr + n].copy(), pl.type))
+        return RunResult(outs, cycles, [f"{len(program.instructions)} instructions, {cycles} RTL cycles"])
