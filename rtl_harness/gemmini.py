@@ -1,0 +1,289 @@
+"""The Gemmini-ISA RTL (rtl_harness/rtl/gemmini) driven from Python through its C++ shim.
+
+What belongs here: building the Verilated ``gemmini_top`` (through :mod:`rtl_harness.verilate`),
+the ctypes binding of ``gemmini_shim.cpp`` (:class:`GemminiRtl`: DRAM image, scratchpad,
+accumulator and PE state in and out, a command list run to completion in C++ with the DRAM
+served there each cycle, the cycle count), and the two entry points the rest of the project
+uses:
+
+- :func:`run_commands` ``(commands, dram_image, dim=16, ...) -> (RtlState, cycles)``: a RoCC
+  command stream (``compilers.gemmini_stream.Command``) from a DRAM image (and optionally given
+  scratchpad / accumulator contents) to the final DRAM, scratchpad, accumulator and PE state;
+- :func:`run_program` ``(program, inputs, dim=16) -> (outputs, cycles)``: the counterpart of
+  ``compilers.gemmini_stream.run_program`` (encode, place inputs and constants, run, read the
+  outputs back), the ``rtl`` backend of Gemmini programs.
+
+The design and where it differs from Chisel Gemmini: docs/rtl.md, "Gemmini-ISA RTL".
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from compilers.gemmini_stream import Command, encode
+from compilers.program import Program
+from semantics.errors import AccvError
+from semantics.layout import bflat, byte_size, unbflat
+
+from . import verilate
+
+__all__ = ["GemminiRtl", "GemminiRtlError", "RtlTimeout", "RtlState", "SOURCES", "SHIM", "TOP", "DRAM_LATENCY",
+           "library", "run_commands", "run_program"]
+
+RTL_DIR = Path(__file__).resolve().parent / "rtl" / "gemmini"
+TOP = "gemmini_top"
+# dependency order (yosys reads them in this order too)
+SOURCES = tuple(RTL_DIR / f for f in ("gemmini_fp.sv", "gemmini_pe.sv", "gemmini_ex.sv", "gemmini_load.sv",
+                                       "gemmini_store.sv", "gemmini_top.sv"))
+SHIM = RTL_DIR / "gemmini_shim.cpp"
+DRAM_LATENCY = 8       # cycles from a DRAM read request to its data (the testbench's choice, >= 1)
+DEFAULT_DRAM = 1 << 20
+
+
+class GemminiRtlError(AccvError):
+    """The Gemmini RTL could not run a command list (the reason in one line)."""
+
+    exit_code = 1
+
+
+class RtlTimeout(GemminiRtlError):
+    """The design did not finish within the cycle budget (a hang: names the budget)."""
+
+
+@dataclass(frozen=True)
+class RtlState:
+    """Memories after a run: DRAM bytes, scratchpad int8[rows, dim], accumulator int32[rows, dim],
+    PE state int32[dim, dim] (the 20-bit values sign-extended)."""
+
+    dram: np.ndarray
+    spad: np.ndarray
+    acc: np.ndarray
+    pe: np.ndarray
+
+
+def _lock_path() -> Path:
+    root = verilate.build_root()
+    root.mkdir(parents=True, exist_ok=True)
+    return root / f".{TOP}.lock"
+
+
+@cache
+def library(dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024) -> Path:
+    """The shared library of ``gemmini_top`` at these parameters (built once, cached on disk).
+
+    Builds are serialized across processes (pytest-xdist workers) by a lock file, so the second
+    process finds the finished build instead of racing on the same directory.
+    """
+    params = {"DIM": dim, "SP_ROWS": sp_rows, "ACC_ROWS": acc_rows}
+    with open(_lock_path(), "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        try:
+            return verilate.build_model(TOP, SOURCES, params, SHIM)
+        finally:
+            fcntl.flock(lk, fcntl.LOCK_UN)
+
+
+_P = ctypes.c_void_p
+_U8P = ctypes.POINTER(ctypes.c_uint8)
+_U64P = ctypes.POINTER(ctypes.c_uint64)
+_I32P = ctypes.POINTER(ctypes.c_int32)
+_SIGS: dict[str, tuple[object, list[object]]] = {
+    "gm_shape": (None, [_U64P]),
+    "gm_new": (_P, [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint]),
+    "gm_free": (None, [_P]),
+    "gm_reset": (None, [_P]),
+    "gm_set_latency": (None, [_P, ctypes.c_uint]),
+    "gm_dram_size": (ctypes.c_uint64, [_P]),
+    "gm_dram_resize": (None, [_P, ctypes.c_uint64]),
+    "gm_dram_write": (None, [_P, ctypes.c_uint64, _U8P, ctypes.c_uint64]),
+    "gm_dram_read": (None, [_P, ctypes.c_uint64, _U8P, ctypes.c_uint64]),
+    "gm_spad_write": (None, [_P, _U8P, ctypes.c_uint64]),
+    "gm_spad_read": (None, [_P, _U8P, ctypes.c_uint64]),
+    "gm_acc_write": (None, [_P, _U8P, ctypes.c_uint64]),
+    "gm_acc_read": (None, [_P, _U8P, ctypes.c_uint64]),
+    "gm_pe_read": (None, [_P, _I32P]),
+    "gm_counters": (None, [_P, _U64P]),
+    "gm_run": (ctypes.c_int64, [_P, _U64P, ctypes.c_uint64, ctypes.c_uint64]),
+}
+
+
+@cache
+def _lib(path: str) -> ctypes.CDLL:
+    lib = ctypes.CDLL(path)
+    for name, (res, args) in _SIGS.items():
+        f = getattr(lib, name)
+        f.restype = res
+        f.argtypes = args
+    return lib
+
+
+def _u8(a: np.ndarray) -> ctypes._Pointer:  # type: ignore[type-arg]
+    return a.ctypes.data_as(_U8P)
+
+
+def command_array(commands: Iterable[Command | tuple[int, int, int]]) -> np.ndarray:
+    """Commands as a C-contiguous uint64[n, 3] (funct, rs1, rs2)."""
+    rows = [(int(c[0]), int(c[1]) & (2**64 - 1), int(c[2]) & (2**64 - 1)) for c in commands]
+    return np.ascontiguousarray(np.array(rows, dtype=np.uint64).reshape(len(rows), 3))
+
+
+class GemminiRtl:
+    """One Verilated ``gemmini_top`` with its simulation DRAM (``dram_size`` bytes).
+
+    The design is reset on construction (PE state zero, unconfigured); the local memories start
+    zero. ``run`` executes a command list to completion in C++ and returns the cycles it took.
+    """
+
+    def __init__(self, dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024, dram_size: int = DEFAULT_DRAM,
+                 latency: int = DRAM_LATENCY) -> None:
+        self.dim, self.sp_rows, self.acc_rows = dim, sp_rows, acc_rows
+        self._lib = _lib(str(library(dim, sp_rows, acc_rows)))
+        shape = np.zeros(5, np.uint64)
+        self._lib.gm_shape(shape.ctypes.data_as(_U64P))
+        if tuple(int(v) for v in shape[:2]) != (sp_rows, acc_rows) or shape[2] < dim or shape[3] < 4 * dim:
+            raise GemminiRtlError(f"library shape {shape.tolist()} does not match DIM={dim}, SP_ROWS={sp_rows}, "
+                                  f"ACC_ROWS={acc_rows}")
+        self._h = self._lib.gm_new(dim, dram_size, max(1, latency))
+        self.latency = max(1, latency)
+        self.reset()
+        self.set_spad(np.zeros((sp_rows, dim), np.int8))
+        self.set_acc(np.zeros((acc_rows, dim), np.int32))
+
+    def close(self) -> None:
+        if getattr(self, "_h", None):
+            self._lib.gm_free(self._h)
+            self._h = None
+
+    def __enter__(self) -> GemminiRtl:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    # --- state ----------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Reset the design (PE state, configuration, latch); memories and DRAM keep their bytes."""
+        self._lib.gm_reset(self._h)
+
+    def set_latency(self, latency: int) -> None:
+        self.latency = max(1, latency)
+        self._lib.gm_set_latency(self._h, self.latency)
+
+    @property
+    def dram_size(self) -> int:
+        return int(self._lib.gm_dram_size(self._h))
+
+    def load_dram(self, data: bytes | np.ndarray, offset: int = 0, resize: bool = False) -> None:
+        """Write bytes at ``offset``; with ``resize`` the DRAM becomes exactly ``data`` (zeros elsewhere)."""
+        b = np.ascontiguousarray(np.frombuffer(bytes(data), np.uint8) if isinstance(data, bytes | bytearray)
+                                 else np.asarray(data).reshape(-1).view(np.uint8))
+        if resize:
+            self._lib.gm_dram_resize(self._h, offset + b.size)
+        if offset < 0 or offset + b.size > self.dram_size:
+            raise GemminiRtlError(f"DRAM bytes [{offset}, {offset + b.size}) are outside [0, {self.dram_size})")
+        self._lib.gm_dram_write(self._h, offset, _u8(b), b.size)
+
+    def read_dram(self, offset: int = 0, n: int | None = None) -> np.ndarray:
+        n = self.dram_size - offset if n is None else n
+        if offset < 0 or n < 0 or offset + n > self.dram_size:
+            raise GemminiRtlError(f"DRAM bytes [{offset}, {offset + n}) are outside [0, {self.dram_size})")
+        out = np.zeros(n, np.uint8)
+        self._lib.gm_dram_read(self._h, offset, _u8(out), n)
+        return out
+
+    def set_spad(self, spad: np.ndarray) -> None:
+        a = np.ascontiguousarray(np.asarray(spad, np.int8))
+        if a.shape != (self.sp_rows, self.dim):
+            raise GemminiRtlError(f"scratchpad image is {a.shape}, the design has ({self.sp_rows}, {self.dim})")
+        self._lib.gm_spad_write(self._h, _u8(a.view(np.uint8)), self.sp_rows)
+
+    def spad(self) -> np.ndarray:
+        out = np.zeros((self.sp_rows, self.dim), np.int8)
+        self._lib.gm_spad_read(self._h, _u8(out.view(np.uint8)), self.sp_rows)
+        return out
+
+    def set_acc(self, acc: np.ndarray) -> None:
+        a = np.ascontiguousarray(np.asarray(acc, "<i4"))
+        if a.shape != (self.acc_rows, self.dim):
+            raise GemminiRtlError(f"accumulator image is {a.shape}, the design has ({self.acc_rows}, {self.dim})")
+        self._lib.gm_acc_write(self._h, _u8(a.view(np.uint8)), self.acc_rows)
+
+    def acc(self) -> np.ndarray:
+        out = np.zeros((self.acc_rows, self.dim), "<i4")
+        self._lib.gm_acc_read(self._h, _u8(out.view(np.uint8)), self.acc_rows)
+        return out.astype(np.int32)
+
+    def pe(self) -> np.ndarray:
+        out = np.zeros((self.dim, self.dim), np.int32)
+        self._lib.gm_pe_read(self._h, out.ctypes.data_as(_I32P))
+        return out
+
+    def counters(self) -> dict[str, int]:
+        """Cycles since construction and DRAM read / write requests served."""
+        c = np.zeros(3, np.uint64)
+        self._lib.gm_counters(self._h, c.ctypes.data_as(_U64P))
+        return {"cycles": int(c[0]), "dram_reads": int(c[1]), "dram_writes": int(c[2])}
+
+    def state(self) -> RtlState:
+        return RtlState(self.read_dram(), self.spad(), self.acc(), self.pe())
+
+    # --- running --------------------------------------------------------------------------------
+    def cycle_budget(self, n: int) -> int:
+        """A generous bound on the cycles of ``n`` commands (exceeding it means the design hung)."""
+        return 1000 + n * (40 * self.dim + 64 * (self.latency + 4) + 200)
+
+    def run(self, commands: Iterable[Command | tuple[int, int, int]], max_cycles: int | None = None) -> int:
+        """Execute ``commands`` to completion; return the cycles taken."""
+        cmds = command_array(commands)
+        n = cmds.shape[0]
+        budget = self.cycle_budget(n) if max_cycles is None else max_cycles
+        r = int(self._lib.gm_run(self._h, cmds.ctypes.data_as(_U64P), n, budget))
+        if r == -1:
+            raise RtlTimeout(f"gemmini_top did not finish {n} command(s) within {budget} cycles")
+        if r == -2:
+            raise GemminiRtlError("gemmini_top wrote DRAM bytes outside the simulation memory")
+        return r
+
+
+def run_commands(commands: Sequence[Command | tuple[int, int, int]], dram_image: bytes | np.ndarray, dim: int = 16,
+                 sp_rows: int = 16384, acc_rows: int = 1024, spad: np.ndarray | None = None,
+                 acc: np.ndarray | None = None, latency: int = DRAM_LATENCY) -> tuple[RtlState, int]:
+    """Run a command stream on the RTL from ``dram_image`` (the whole DRAM; its size is the
+    DRAM's size) and optional scratchpad / accumulator images; return the final state and cycles."""
+    img = np.frombuffer(bytes(dram_image), np.uint8) if isinstance(dram_image, bytes | bytearray) \
+        else np.asarray(dram_image).reshape(-1).view(np.uint8)
+    with GemminiRtl(dim, sp_rows, acc_rows, dram_size=max(1, img.size), latency=latency) as m:
+        m.load_dram(img)
+        if spad is not None:
+            m.set_spad(spad)
+        if acc is not None:
+            m.set_acc(acc)
+        cycles = m.run(commands)
+        return m.state(), cycles
+
+
+def run_program(program: Program, inputs: Sequence[np.ndarray], dim: int = 16, dram_size: int = DEFAULT_DRAM,
+                commands: Sequence[Command] | None = None) -> tuple[list[np.ndarray], int]:
+    """The RTL counterpart of ``compilers.gemmini_stream.run_program``: encode ``program`` (unless
+    ``commands`` are given), place inputs and constants in DRAM, run, read the outputs back."""
+    img = np.zeros(dram_size, np.uint8)
+    for pl, x in zip(sorted(program.inputs, key=lambda p: p.index), inputs, strict=True):
+        b = np.frombuffer(bytes(bflat(np.asarray(x), pl.type)), np.uint8)
+        img[pl.addr:pl.addr + b.size] = b
+    for addr, data in program.constants:
+        img[addr:addr + len(data)] = np.frombuffer(bytes(data), np.uint8)
+    cmds = encode(program, dim) if commands is None else commands
+    state, cycles = run_commands(cmds, img, dim=dim)
+    outs = [unbflat(state.dram[pl.addr:pl.addr + byte_size(pl.type)].copy(), pl.type)
+            for pl in sorted(program.outputs, key=lambda p: p.index)]
+    return outs, cycles

@@ -1,0 +1,96 @@
+// Gemmini-ISA RTL: one processing element of the systolic mesh, and the DIM x DIM mesh of them.
+//
+// What belongs here: the PE (one 8 x 20-bit multiplier, three registers) and the mesh that wires
+// DIM*DIM PEs to their neighbours. Every register moves one hop per cycle:
+//   a  (int8)   flows left -> right along a mesh row (operand A, skewed by the feeder);
+//   v  (20 bit) flows top -> bottom along a column: in WS the partial sum (bias enters at the top,
+//               the result leaves at the bottom), in OS the sign-extended B operand;
+//   c  (20 bit) the stationary state: WS weight, OS accumulator. It shifts one row down per cycle
+//               while `shift` is high (preload enters at the top; the controller rotates the bottom
+//               row back to the top to read the OS results out without losing them).
+// Partial sums are 20 bits (Gemmini's SInt(20) spatial-array output type); every addition and
+// product wraps modulo 2^20, so the column sum equals the functional model's _wrap20(d + a @ w).
+// The multiplier is 8 x 20 bits because after an OS accumulation the state (later used as a WS
+// weight by compute_accumulated) may hold any 20-bit value.
+
+module gemmini_pe (
+  input  logic        clk,
+  input  logic        rst_n,
+  input  logic        ws,      // 1 weight stationary, 0 output stationary
+  input  logic        shift,   // state chain: c <= c_in
+  input  logic        mac,     // OS: c <= c + a_in * v_in
+  input  logic [7:0]  a_in,
+  input  logic [19:0] v_in,
+  input  logic [19:0] c_in,
+  output logic [7:0]  a_out,
+  output logic [19:0] v_out,
+  output logic [19:0] c_out
+);
+  logic [7:0]  a_q;
+  logic [19:0] v_q, c_q;
+  logic signed [19:0] prod;
+
+  // WS: a * weight; OS: a * b (v carries the sign-extended b). Low 20 bits of the product.
+  assign prod = $signed(a_in) * $signed(ws ? c_q : v_in);
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      a_q <= '0;
+      v_q <= '0;
+      c_q <= '0;
+    end else begin
+      a_q <= a_in;
+      v_q <= ws ? (v_in + prod) : v_in;
+      if (shift)          c_q <= c_in;
+      else if (!ws && mac) c_q <= c_q + prod;
+    end
+  end
+
+  assign a_out = a_q;
+  assign v_out = v_q;
+  assign c_out = c_q;
+endmodule
+
+module gemmini_mesh #(
+  parameter int DIM = 16
+) (
+  input  logic                 clk,
+  input  logic                 rst_n,
+  input  logic                 ws,
+  input  logic                 shift,
+  input  logic                 mac,
+  input  logic [DIM*8-1:0]     feed_a,    // left edge, one int8 per mesh row
+  input  logic [DIM*20-1:0]    feed_v,    // top edge, one 20-bit value per column
+  input  logic [DIM*20-1:0]    feed_c,    // top edge of the state chain
+  output logic [DIM*20-1:0]    out_v,     // bottom edge of the v chain
+  output logic [DIM*20-1:0]    out_c,     // bottom row of the state
+  output logic [DIM*DIM*20-1:0] state     // every PE's state, row-major (debug / observation)
+);
+  // Flat wires (yosys 0.23 has no multi-dimensional packed arrays): a_w holds DIM rows of DIM+1
+  // links (link c of row r enters PE (r, c); link DIM is the right edge); v_w and c_w hold DIM+1
+  // rows of DIM links (row r enters PE row r; row DIM is the bottom edge).
+  logic [DIM*(DIM+1)*8-1:0]  a_w;
+  logic [(DIM+1)*DIM*20-1:0] v_w;
+  logic [(DIM+1)*DIM*20-1:0] c_w;
+
+  assign v_w[DIM*20-1:0] = feed_v;
+  assign c_w[DIM*20-1:0] = feed_c;
+  assign out_v = v_w[DIM*DIM*20 +: DIM*20];
+  assign out_c = c_w[DIM*DIM*20 +: DIM*20];
+  assign state = c_w[DIM*20 +: DIM*DIM*20];
+
+  for (genvar r = 0; r < DIM; r++) begin : g_row
+    assign a_w[(r*(DIM+1))*8 +: 8] = feed_a[r*8 +: 8];
+    for (genvar c = 0; c < DIM; c++) begin : g_col
+      gemmini_pe u_pe (
+        .clk(clk), .rst_n(rst_n), .ws(ws), .shift(shift), .mac(mac),
+        .a_in (a_w[(r*(DIM+1) + c)*8 +: 8]),
+        .v_in (v_w[(r*DIM + c)*20 +: 20]),
+        .c_in (c_w[(r*DIM + c)*20 +: 20]),
+        .a_out(a_w[(r*(DIM+1) + c + 1)*8 +: 8]),
+        .v_out(v_w[((r+1)*DIM + c)*20 +: 20]),
+        .c_out(c_w[((r+1)*DIM + c)*20 +: 20])
+      );
+    end
+  end
+endmodule
