@@ -109,7 +109,7 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
     except NotImplementedError as e:
         raise Unsupported(str(e)) from None
     eg = EGraph()
-    memo: dict[int, int] = {}
+    memo: dict[int, tuple] = {}
     try:
         roots_h = [phase1.insert(eg, r, memo) for r in kernel.roots]
     except ValueError as e:

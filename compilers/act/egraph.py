@@ -204,17 +204,24 @@ class EGraph:
                 handle_of[int(prim[ch[0]])] = n["eclass"]
                 continue
             raw.append((n["eclass"], int(prim[ch[0]]), ch[1:]))
-            cls_ids.setdefault(n["eclass"], len(cls_ids))
+        # Dense class ids in a deterministic order: by the first handle (our own sequence number)
+        # that names the class. egglog's serialization order is not stable from run to run, and
+        # rule application visits classes in id order, so the ids must not depend on it.
+        first: dict[str, int] = {}
+        for h, ecl in handle_of.items():
+            if h < first.get(ecl, 1 << 62):
+                first[ecl] = h
+        for ecl in sorted({r[0] for r in raw}, key=lambda e: (first.get(e, 1 << 62), e)):
+            cls_ids[ecl] = len(cls_ids)
         node_class = {nid: cls_ids.get(n["eclass"], -1) for nid, n in nodes.items() if not nid.startswith("primitive-")}
-        classes: list[list[ENode]] = [[] for _ in cls_ids]
-        by_info: dict[int, list[tuple[int, ENode]]] = {}
+        members: list[set[ENode]] = [set() for _ in cls_ids]
         for ecl, iid, ch in raw:
-            c = cls_ids[ecl]
-            en = ENode(iid, tuple(node_class[x] for x in ch))
-            if en in classes[c]:
-                continue
-            classes[c].append(en)
-            by_info.setdefault(iid, []).append((c, en))
+            members[cls_ids[ecl]].add(ENode(iid, tuple(node_class[x] for x in ch)))
+        classes: list[list[ENode]] = [sorted(m, key=lambda en: (en.info, en.children)) for m in members]
+        by_info: dict[int, list[tuple[int, ENode]]] = {}
+        for c, cl in enumerate(classes):
+            for en in cl:
+                by_info.setdefault(en.info, []).append((c, en))
         try:
             handle_class = [cls_ids[handle_of[h]] for h in range(len(self._handle_sig))]
         except KeyError:

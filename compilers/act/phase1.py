@@ -157,12 +157,20 @@ def initialize(graph: Graph) -> Kernel:
     return Kernel(graph, ins, out_types, roots, leaves)  # type: ignore[arg-type]
 
 
-def insert(egraph: EGraph, t: Term, memo: dict[int, int]) -> int:
-    """Add a term (params not allowed) and return its handle."""
+def insert(egraph: EGraph, t: Term, memo: dict[int, tuple[Term, int]]) -> int:
+    """Add a term (params not allowed) and return its handle. ``memo`` maps id(term) to the term
+    and its handle: the term is kept alive with its entry, because the literal forms inserted
+    here are temporary objects whose ids Python reuses once they are freed."""
     k = id(t)
-    h = memo.get(k)
-    if h is not None:
-        return h
+    hit = memo.get(k)
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    assert t.info is not None, "parameters cannot be inserted"
+    h = egraph.add(t.info, tuple(insert(egraph, c, memo) for c in t.children))
+    memo[k] = (t, h)
+    for f in literal_forms(t.info):
+        egraph.union(h, insert(egraph, f, memo))
+    return h
     assert t.info is not None, "parameters cannot be inserted"
     h = egraph.add(t.info, tuple(insert(egraph, c, memo) for c in t.children))
     memo[k] = h

@@ -524,7 +524,7 @@ class IrRules:
 
     def _normalize_once(self, root: Term, insts: dict[str, list[Inst]]) -> Term:
         view = _TermView(root)
-        memo: dict[int, Term] = {}
+        memo: dict[int, Term] = {}     # keyed by id of the view's terms (alive with the view)
 
         def lit_of(c: int):  # noqa: ANN202
             x = view.terms[c]
@@ -557,8 +557,8 @@ class IrRules:
                     except Exception:  # noqa: BLE001
                         continue
                     changed = True
-                    memo[k] = go(out) if id(out) not in view.index else out
-                    return memo[k]
+                    memo[k] = out     # normalized further by the next pass (normalize loops to a fixed point)
+                    return out
             kids = tuple(go(x) for x in t.children)
             out = t if all(a is b for a, b in zip(kids, t.children, strict=True)) else Term(t.info, kids)
             memo[k] = out
@@ -574,18 +574,21 @@ _GENERATED: dict[tuple, IrRules] = {}
 _RHS: dict[tuple, tuple[Inst, Term | None]] = {}   # lowered right sides per (instantiation, binding)
 
 
-def _insert_with(eg: EGraph, t: Term, leaves: dict[int, int], memo: dict[int, int]) -> int:
-    """Insert a lowered right side; parameter ``i`` is the e-graph handle ``leaves[i]``."""
+def _insert_with(eg: EGraph, t: Term, leaves: dict[int, int], memo: dict[int, tuple[Term, int]]) -> int:
+    """Insert a lowered right side; parameter ``i`` is the e-graph handle ``leaves[i]``. The memo
+    keeps each term alive with its entry (literal forms are temporaries whose ids get reused)."""
     k = id(t)
-    if k in memo:
-        return memo[k]
+    hit = memo.get(k)
+    if hit is not None and hit[0] is t:
+        return hit[1]
     if t.info is None:
         h = leaves[t.index]
     else:
         h = eg.add(t.info, tuple(_insert_with(eg, c, leaves, memo) for c in t.children))
+        memo[k] = (t, h)
         for f in literal_forms(t.info):
             eg.union(h, _insert_with(eg, f, leaves, memo))
-    memo[k] = h
+    memo[k] = (t, h)
     return h
 
 
