@@ -11,7 +11,7 @@ compiled gemmini_gemm / gemmini_add program, which loads its inputs and stores i
 measured on the RTL: speedup = library cycles / composite cycles (Act, seed 000 §9.3: 1.48x
 geomean, 1.77x max).
 
-    python bench/rtl_kernels.py [--inputs 3] [--json build/bench/rtl_kernels.json]
+    python bench/rtl_kernels.py [--inputs 3] [--dram-latency N] [--json build/bench/rtl_kernels.json]
 """
 
 from __future__ import annotations
@@ -39,12 +39,14 @@ PAPER = ROOT.parent / "shared" / "corpus" / "paper"
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--inputs", type=int, default=3, help="random input sets per kernel (default 3)")
+    ap.add_argument("--dram-latency", type=int, default=None,
+                    help="Gemmini testbench DRAM read latency in cycles (default rtl_harness.gemmini.DRAM_LATENCY)")
     ap.add_argument("--json", default=str(ROOT / "build" / "bench" / "rtl_kernels.json"))
     args = ap.parse_args()
     rows: list[dict] = []
     for target in ("qkv", "gemmini"):
         acc = load_target(target)
-        backend = RtlBackend.for_target(acc)
+        backend = RtlBackend.for_target(acc, dram_latency=args.dram_latency)
         for p in sorted(PAPER.glob("*.hlo")):
             g = parse_file(p)
             row: dict = {"kernel": p.stem, "target": target}
@@ -84,7 +86,7 @@ def main() -> int:
           f"{len(skipped)} do not compile for that target")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"kernels": rows, "composites": comps}, indent=1))
+    out.write_text(json.dumps({"dram_latency": args.dram_latency, "kernels": rows, "composites": comps}, indent=1))
     print(f"wrote {out}")
     return 0 if all(r["ok"] for r in ran.values()) else 1
 

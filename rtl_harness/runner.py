@@ -55,18 +55,21 @@ def hbm_image(program: Program, inputs: Sequence[np.ndarray], size: int) -> np.n
     return img
 
 
-def run_program(target: str, program: Program, hbm: np.ndarray) -> tuple[dict[str, np.ndarray], int]:
+def run_program(target: str, program: Program, hbm: np.ndarray, dram_latency: int | None = None
+                ) -> tuple[dict[str, np.ndarray], int]:
     """Run ``program`` on the RTL of ``target`` from HBM bytes ``hbm``; return every final memory
-    (``d0`` = HBM, then the target's on-chip buffers) and the measured cycle count."""
+    (``d0`` = HBM, then the target's on-chip buffers) and the measured cycle count.
+    ``dram_latency``: cycles from a DRAM read request to its data (gemmini's testbench; default
+    :data:`rtl_harness.gemmini.DRAM_LATENCY`)."""
     _need(target)
     if program.target != target:
         raise BackendUnavailable(f"program is for target '{program.target}', not '{target}'")
     if target == "gemmini":
         from compilers.gemmini_stream import encode
 
-        from .gemmini import run_commands
+        from .gemmini import DRAM_LATENCY, run_commands
 
-        state, cycles = run_commands(encode(program), hbm)
+        state, cycles = run_commands(encode(program), hbm, latency=dram_latency or DRAM_LATENCY)
         return {"d0": state.dram, "spad": state.spad, "acc": state.acc}, cycles
     from .qkv import run_instructions
 
@@ -80,15 +83,16 @@ class RtlBackend:
 
     acc: Accelerator
     name: str = "rtl"
+    dram_latency: int | None = None
 
     @classmethod
-    def for_target(cls, acc: Accelerator) -> RtlBackend:
+    def for_target(cls, acc: Accelerator, dram_latency: int | None = None) -> RtlBackend:
         _need(acc.name)
-        return cls(acc)
+        return cls(acc, dram_latency=dram_latency)
 
     def run(self, program: Program, inputs: Sequence[np.ndarray]) -> RunResult:
         hbm = hbm_image(program, inputs, self.acc.hbm_size)
-        mem, cycles = run_program(self.acc.name, program, hbm)
+        mem, cycles = run_program(self.acc.name, program, hbm, self.dram_latency)
         outs = []
         for pl in sorted(program.outputs, key=lambda p: p.index):
             n = byte_size(pl.type)
