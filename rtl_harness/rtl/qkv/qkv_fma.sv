@@ -22,6 +22,7 @@ module qkv_fma (
   input  logic [31:0] c,
   output logic [31:0] r
 );
+  /*verilator no_inline_module*/   // one C++ copy for all lanes: the Verilated model builds faster
   localparam int W = 32;
 
   logic        sa, sb, sc, sp;
