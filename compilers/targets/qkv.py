@@ -96,8 +96,15 @@ ENTRY gemm {
         "softmax", alpha={"n": tuple(range(1, 65))}, beta=["addr"],
         inputs=[("d2", ["addr"], ["n"])], output=("d2", ["addr"], ["n"]),
         cycles="4 * n", doc="y = div(exp(x1), broadcast(reduce(exp(x1))))",
-        contract=NumericContract("exact", doc="the simulator evaluates g_theta; an RTL exp/divide unit "
-                                              "declares its own bound where it differs"),
+        contract=NumericContract(
+            "exact", doc="bit-exact: the simulator evaluates g_theta; the RTL (rtl_harness/rtl/qkv) has an exp "
+                         "table generated from the reference, the reference's bf16 row sum order and an exact "
+                         "divider. One declared difference: the SIGN of a NaN output (0x7fc0 vs 0xffc0) in a row "
+                         "whose input holds NaNs of both signs, at an element whose own input is not NaN: the "
+                         "row sum then adds two NaNs and IEEE 754 leaves open which one an add returns. The RTL "
+                         "returns the accumulator's (first operand's); the reference's numpy loops return the "
+                         "first operand's in full 8-wide SIMD blocks and the second's in a loop's tail, i.e. by "
+                         "element position (for n a multiple of 8 the two agree)"),
         semantics="""
 add_bf16 {
   a = bf16[] parameter(0)
