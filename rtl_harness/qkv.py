@@ -27,7 +27,7 @@ from semantics.layout import bflat, byte_size, unbflat
 from . import verilate
 
 __all__ = ["QkvRtlError", "QkvEncodeError", "QkvRtl", "OPCODES", "FIELDS", "RTL_DIR", "SOURCES", "SHIM",
-           "DEFAULT_PARAMS", "HBM_BYTES", "D1_ROWS", "D2_ROWS", "encode", "decode", "build", "model",
+           "DEFAULT_PARAMS", "FpuProbe", "HBM_BYTES", "D1_ROWS", "D2_ROWS", "encode", "decode", "build", "model",
            "run_instructions", "run_program"]
 
 RTL_DIR = Path(__file__).resolve().parent / "rtl" / "qkv"
@@ -241,6 +241,50 @@ class QkvRtl:
     def run(self, instrs: Sequence[Concrete]) -> int:
         """Encode and run ``instrs``; total cycles (see :meth:`run_words`)."""
         return self.run_words([encode(i) for i in instrs], [str(i) for i in instrs])
+
+
+PROBE_SOURCES = tuple(RTL_DIR / f for f in ("qkv_fma.sv", "qkv_fp.sv", "qkv_exp_rom.sv", "qkv_fpu_probe.sv"))
+PROBE_SHIM = RTL_DIR / "qkv_fpu_probe_shim.cpp"
+
+
+class FpuProbe:
+    """The datapath's floating-point units alone (qkv_fpu_probe.sv), evaluated on operand arrays:
+    the gemm lanes' FMA, the softmax row-sum add, the divider and the exp."""
+
+    def __init__(self) -> None:
+        lib = verilate.build_model("qkv_fpu_probe", PROBE_SOURCES, {}, PROBE_SHIM, extra_args=VERILATOR_ARGS)
+        c = ctypes.CDLL(str(lib))
+        vp = ctypes.c_void_p
+        u32p = ctypes.POINTER(ctypes.c_uint32)
+        c.probe_new.restype = vp
+        c.probe_new.argtypes = []
+        c.probe_free.argtypes = [vp]
+        c.probe_eval.argtypes = [vp, _U16P, _U16P, u32p, u32p, _U16P, _U16P, _U16P, ctypes.c_uint64]
+        self._c = c
+        self._h = c.probe_new()
+
+    def eval(self, a: np.ndarray, b: np.ndarray, c: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For bit patterns a, b (bf16 as uint16) and c (f32 as uint32) of one length: the bits of
+        fma(a, b, c) (f32), a + b, a / b and exp(a) (bf16)."""
+        a = np.ascontiguousarray(a, np.uint16)
+        b = np.ascontiguousarray(b, np.uint16)
+        c = np.ascontiguousarray(c, np.uint32)
+        n = a.size
+        if b.size != n or c.size != n:
+            raise QkvRtlError("probe operands must have one length")
+        fma = np.empty(n, np.uint32)
+        add, div, ex = (np.empty(n, np.uint16) for _ in range(3))
+        u32p = ctypes.POINTER(ctypes.c_uint32)
+        self._c.probe_eval(self._h, a.ctypes.data_as(_U16P), b.ctypes.data_as(_U16P), c.ctypes.data_as(u32p),
+                           fma.ctypes.data_as(u32p), add.ctypes.data_as(_U16P), div.ctypes.data_as(_U16P),
+                           ex.ctypes.data_as(_U16P), n)
+        return fma, add, div, ex
+
+    def close(self) -> None:
+        if self._h:
+            self._c.probe_free(self._h)
+            self._h = None
 
 
 _MODELS: dict[tuple[tuple[str, int], ...], QkvRtl] = {}

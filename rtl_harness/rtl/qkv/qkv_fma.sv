@@ -68,8 +68,8 @@ module qkv_fma (
     ym = p_big ? (c_zero ? '0 : {1'b0, 1'b1, c[22:0], 7'd0}) : {1'b0, pn, 15'd0};
     sx = p_big ? sp : sc;
     sy = p_big ? sc : sp;
-    ysh = {ym, {W{1'b0}}} >> d[5:0];
-    if (d >= 11'd64) begin
+    ysh = {ym, {W{1'b0}}} >> d[4:0];
+    if (d >= 11'(W)) begin          // Y lies wholly below bit 0: only its sticky bit is left
       yk = '0;
       sticky_y = (ym != '0);
     end else begin
