@@ -28,7 +28,7 @@ from . import verilate
 
 __all__ = ["QkvRtlError", "QkvEncodeError", "QkvRtl", "OPCODES", "FIELDS", "RTL_DIR", "SOURCES", "SHIM",
            "DEFAULT_PARAMS", "FpuProbe", "HBM_BYTES", "D1_ROWS", "D2_ROWS", "encode", "decode", "build", "model",
-           "run_instructions", "run_program"]
+           "run_instructions", "run_program", "run_cocotb"]
 
 RTL_DIR = Path(__file__).resolve().parent / "rtl" / "qkv"
 SOURCES = tuple(RTL_DIR / f for f in ("qkv_fma.sv", "qkv_fp.sv", "qkv_exp_rom.sv", "qkv_buf.sv", "qkv_dma.sv",
@@ -285,6 +285,27 @@ class FpuProbe:
         if self._h:
             self._c.probe_free(self._h)
             self._h = None
+
+
+TB_DIR = Path(__file__).resolve().parent / "tb"
+
+
+def run_cocotb(env: Mapping[str, str], params: Mapping[str, int] | None = None, testcase: str | None = None) -> Path:
+    """Run the cocotb testbench rtl_harness/tb/qkv_tb.py (its ``QKV_TB_*`` settings in ``env``) on
+    qkv_top with ``params``; returns the results XML, raises when a test fails."""
+    import os
+
+    old = os.environ.get("MAKEFLAGS")
+    # cocotb's runner calls make itself: the PCH flag (see VERILATOR_ARGS) goes in through MAKEFLAGS
+    os.environ["MAKEFLAGS"] = f"{old or '-j2'} {VERILATOR_ARGS[1]}"
+    try:
+        return verilate.cocotb_run("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), "qkv_tb", TB_DIR,
+                                   testcase=testcase, extra_env=dict(env))
+    finally:
+        if old is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = old
 
 
 _MODELS: dict[tuple[tuple[str, int], ...], QkvRtl] = {}
