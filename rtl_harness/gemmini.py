@@ -36,7 +36,7 @@ from semantics.layout import bflat, byte_size, unbflat
 from . import verilate
 
 __all__ = ["GemminiRtl", "GemminiRtlError", "RtlTimeout", "RtlState", "SOURCES", "SHIM", "TOP", "DRAM_LATENCY",
-           "TB_DIR", "library", "run_commands", "run_program", "cocotb_run"]
+           "TB_DIR", "library", "run_commands", "run_program", "cocotb_run", "scale_lane"]
 
 RTL_DIR = Path(__file__).resolve().parent / "rtl" / "gemmini"
 TOP = "gemmini_top"
@@ -44,6 +44,7 @@ TOP = "gemmini_top"
 SOURCES = tuple(RTL_DIR / f for f in ("gemmini_fp.sv", "gemmini_pe.sv", "gemmini_ex.sv", "gemmini_load.sv",
                                        "gemmini_store.sv", "gemmini_top.sv"))
 SHIM = RTL_DIR / "gemmini_shim.cpp"
+LANE_SHIM = RTL_DIR / "gemmini_lane_shim.cpp"
 TB_DIR = Path(__file__).resolve().parent / "tb"
 DRAM_LATENCY = 8       # cycles from a DRAM read request to its data (the testbench's choice, >= 1)
 DEFAULT_DRAM = 1 << 20
@@ -70,10 +71,10 @@ class RtlState:
     pe: np.ndarray
 
 
-def _lock_path() -> Path:
+def _lock_path(what: str) -> Path:
     root = verilate.build_root()
     root.mkdir(parents=True, exist_ok=True)
-    return root / f".{TOP}.lock"
+    return root / f".{what}.lock"
 
 
 @cache
@@ -84,7 +85,7 @@ def library(dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024) -> Path:
     process finds the finished build instead of racing on the same directory.
     """
     params = {"DIM": dim, "SP_ROWS": sp_rows, "ACC_ROWS": acc_rows}
-    with open(_lock_path(), "w") as lk:
+    with open(_lock_path(f"{TOP}-{dim}-{sp_rows}-{acc_rows}"), "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
         try:
             return verilate.build_model(TOP, SOURCES, params, SHIM)
@@ -103,7 +104,7 @@ def cocotb_run(params: dict[str, int], extra_env: dict[str, str], testcase: str 
     old = os.environ.get("MAKEFLAGS")
     os.environ["MAKEFLAGS"] = f"{old or '-j2'} CFG_CXXFLAGS_PCH_I=-include"
     try:
-        with open(_lock_path(), "w") as lk:
+        with open(_lock_path(f"{TOP}-cocotb"), "w") as lk:
             fcntl.flock(lk, fcntl.LOCK_EX)
             try:
                 return verilate.cocotb_run(TOP, SOURCES, params, "gemmini_tb", TB_DIR, testcase=testcase,
@@ -115,6 +116,30 @@ def cocotb_run(params: dict[str, int], extra_env: dict[str, str], testcase: str 
             os.environ.pop("MAKEFLAGS", None)
         else:
             os.environ["MAKEFLAGS"] = old
+
+
+def scale_lane(x: np.ndarray, scale_bits: np.ndarray, lib: Path | None = None) -> np.ndarray:
+    """The RTL scale lane (gemmini_scale_lane: int32 x, fp32 scale bits -> int8) on arrays."""
+    if lib is None:
+        with open(_lock_path("gemmini_scale_lane"), "w") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            try:
+                lib = verilate.build_model("gemmini_scale_lane", [RTL_DIR / "gemmini_fp.sv"], {}, LANE_SHIM)
+            finally:
+                fcntl.flock(lk, fcntl.LOCK_UN)
+    so = ctypes.CDLL(str(lib))
+    so.lane_new.restype = ctypes.c_void_p
+    so.lane_free.argtypes = [ctypes.c_void_p]
+    so.lane_eval.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64]
+    xs = np.ascontiguousarray(np.asarray(x, np.int64).astype(np.uint32))
+    ss = np.ascontiguousarray(np.broadcast_to(np.asarray(scale_bits, np.uint64).astype(np.uint32), xs.shape))
+    q = np.zeros(xs.shape, np.uint8)
+    h = so.lane_new()
+    try:
+        so.lane_eval(h, xs.ctypes.data, ss.ctypes.data, q.ctypes.data, xs.size)
+    finally:
+        so.lane_free(h)
+    return q.view(np.int8)
 
 
 _P = ctypes.c_void_p
@@ -166,12 +191,14 @@ class GemminiRtl:
 
     The design is reset on construction (PE state zero, unconfigured); the local memories start
     zero. ``run`` executes a command list to completion in C++ and returns the cycles it took.
+    ``lib`` runs another build of the design (e.g. a mutant in the tests) instead of
+    :func:`library`'s.
     """
 
     def __init__(self, dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024, dram_size: int = DEFAULT_DRAM,
-                 latency: int = DRAM_LATENCY) -> None:
+                 latency: int = DRAM_LATENCY, lib: Path | None = None) -> None:
         self.dim, self.sp_rows, self.acc_rows = dim, sp_rows, acc_rows
-        self._lib = _lib(str(library(dim, sp_rows, acc_rows)))
+        self._lib = _lib(str(lib if lib is not None else library(dim, sp_rows, acc_rows)))
         shape = np.zeros(5, np.uint64)
         self._lib.gm_shape(shape.ctypes.data_as(_U64P))
         if tuple(int(v) for v in shape[:2]) != (sp_rows, acc_rows) or shape[2] < dim or shape[3] < 4 * dim:

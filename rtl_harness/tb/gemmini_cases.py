@@ -23,8 +23,10 @@ documented in docs/rtl.md:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -33,7 +35,7 @@ from compilers.gemmini_stream import Command, StreamMachine
 from semantics.errors import AccvError
 
 __all__ = ["KINDS", "Case", "CaseError", "make_case", "random_program", "expected", "first_difference", "run_case",
-           "random_scale", "SCALE_SPECIAL"]
+           "random_scale", "SCALE_SPECIAL", "TIE_SCALES", "scale_edge_vectors"]
 
 KINDS = ("CONFIG_EX", "CONFIG_LD", "CONFIG_ST", "MVIN", "MVIN2", "MVIN3", "MVOUT", "PRELOAD",
          "COMPUTE_PRELOADED", "COMPUTE_ACCUMULATED", "FLUSH")
@@ -58,10 +60,66 @@ SCALE_COMMON = tuple(_f32bits(v) for v in (1.0, 1.0, 0.5, 1.5, 0.25, 2.0, -1.0, 
                                            2.0 ** -7, 2.0 ** -20, 1e-3, 4.0, 127.5, 3.0, -2.5, 1e-6, 0.1))
 
 
+def _f32_exact(v: Fraction) -> int | None:
+    """The fp32 bits of ``v`` if it is a finite nonzero fp32 value, else None."""
+    f = np.float32(float(v))
+    if f == 0 or not np.isfinite(f) or Fraction(float(f)) != v:
+        return None
+    return int(np.array(f).view(np.uint32))
+
+
+def _tie_scales() -> tuple[tuple[int, int], ...]:
+    """(x, scale bits) such that the exact product x * scale lies exactly halfway between two
+    adjacent fp32 values next to k + 0.5 (k = 0..127): the fp32 multiply's tie-to-even decides on
+    which side of the .5 the product lands, so the int8 result depends on it."""
+    out = []
+    for x in (3, 5, 7, 9, 11, 13, 15, 25, 27, 49, 51, 99, 101, 125, 127):
+        for k in range(128):
+            for d in (1, -1):
+                t = Fraction(2 * k + 1, 2)
+                e = math.floor(math.log2(t))
+                t += d * Fraction(2) ** (e - 24)
+                bits = _f32_exact(t / x)
+                if bits is not None:
+                    out.append((x, bits))
+    return tuple(out)
+
+
+TIE_SCALES = _tie_scales()
+
+
+def scale_edge_vectors(rng: np.random.Generator, n_int32: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 x, fp32 scale bits) pairs at the rounding edges of the scale datapath: the fmul ties
+    of TIE_SCALES with every sign combination, and int32 values above 2^24 (their conversion to
+    fp32 rounds, ties included) with a scale that puts the two neighbouring fp32 values on either
+    side of k + 0.5."""
+    xs, ss = [], []
+    for x, bits in TIE_SCALES:
+        for sx, sb in ((1, 0), (-1, 0), (1, 1 << 31), (-1, 1 << 31)):
+            xs.append(sx * x)
+            ss.append(bits | sb)
+    for _ in range(n_int32):
+        top = int(rng.integers(25, 32))
+        x = int(rng.integers(1 << (top - 1), 1 << top))
+        if rng.random() < 0.5:   # an exact tie in the int32 -> fp32 conversion
+            drop = top - 24
+            x = (x >> drop << drop) | (1 << (drop - 1))
+        lo = int(np.float32(x)) if int(np.float32(x)) <= x else x
+        hi = lo + 2 ** (top - 24)
+        k = int(rng.integers(0, 128))
+        bits = int(np.array(np.float32((k + 0.5) / ((lo + hi) / 2))).view(np.uint32))
+        sign = -1 if rng.random() < 0.5 else 1
+        xs.append(sign * min(x, 2**31 - 1))
+        ss.append(bits | (1 << 31 if rng.random() < 0.25 else 0))
+    return np.array(xs, np.int64).astype(np.int32), np.array(ss, np.uint64)
+
+
 def random_scale(rng: np.random.Generator) -> int:
-    """fp32 bits: common scales, the special values above, random bit patterns, log-uniform values
-    and dyadic rationals (rounding ties)."""
+    """fp32 bits: common scales, the special values above, fp32-multiply ties (TIE_SCALES),
+    random bit patterns, log-uniform values and dyadic rationals (rounding ties)."""
     r = rng.random()
+    if r < 0.1:
+        return TIE_SCALES[int(rng.integers(0, len(TIE_SCALES)))][1]
     if r < 0.3:
         return int(rng.choice(SCALE_COMMON))
     if r < 0.5:
