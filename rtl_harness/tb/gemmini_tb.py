@@ -10,8 +10,10 @@ and count cycles; two cocotb tests:
   state) with StreamMachine; per-case cycle counts go to ``GEMMINI_TB_OUT`` (JSON) so the caller can
   check them against the ctypes run of the same cases.
 - ``bench_program``: runs the command list in ``GEMMINI_TB_BENCH`` (.npy uint64[n, 3]) from the
-  DRAM image in ``GEMMINI_TB_BENCH_DRAM`` (.npy uint8) and writes cycles, wall seconds and the final
-  DRAM to ``GEMMINI_TB_OUT`` (used by bench/rtl_speed_gemmini.py).
+  DRAM image in ``GEMMINI_TB_BENCH_DRAM`` (.npy uint8) and, when given, the scratchpad / accumulator
+  images ``GEMMINI_TB_BENCH_SPAD`` / ``_ACC`` (.npy); writes cycles and the wall seconds of the
+  command loop to ``GEMMINI_TB_OUT`` (JSON) and the final DRAM, scratchpad and accumulator beside
+  it (``<out>.dram.npy`` ...), for bench/rtl_speed_gemmini.py.
 
 Run through ``rtl_harness.verilate.cocotb_run("gemmini_top", SOURCES, params, "gemmini_tb",
 rtl_harness/tb, extra_env=...)``; the design parameters must match GEMMINI_TB_DIM / _SP_ROWS /
@@ -170,8 +172,14 @@ async def bench_program(dut: Any) -> None:
     latency = int(os.environ.get("GEMMINI_TB_LATENCY", "8"))
     Clock(dut.clk, 10, unit="ns").start()
     await reset(dut)
+    if os.environ.get("GEMMINI_TB_BENCH_SPAD"):
+        set_memories(dut, np.load(os.environ["GEMMINI_TB_BENCH_SPAD"]), np.load(os.environ["GEMMINI_TB_BENCH_ACC"]))
     t0 = time.perf_counter()
     cyc = await run_commands(dut, cmds, dram, latency, _budget(cmds.shape[0], latency))
     wall = time.perf_counter() - t0
-    np.save(Path(OUT).with_suffix(".dram.npy"), np.frombuffer(bytes(dram), np.uint8))
-    Path(OUT).write_text(json.dumps({"commands": int(cmds.shape[0]), "cycles": cyc, "seconds": wall}))
+    spad, acc, _ = read_memories(dut)
+    out = Path(OUT)
+    np.save(out.with_suffix(".dram.npy"), np.frombuffer(bytes(dram), np.uint8))
+    np.save(out.with_suffix(".spad.npy"), spad)
+    np.save(out.with_suffix(".acc.npy"), acc)
+    out.write_text(json.dumps({"commands": int(cmds.shape[0]), "cycles": cyc, "seconds": wall}))
