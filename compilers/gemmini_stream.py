@@ -364,18 +364,22 @@ class StreamMachine:
         if not (1 <= rows <= self.dim and 1 <= cols <= self.dim):
             self._fail(f"C of {rows} x {cols} exceeds DIM={self.dim}")
         buf, row = self._local_rows(addr, rows, ex["c_stride"])
-        idx = row + ex["c_stride"] * np.arange(rows)
         r = res[:rows, :cols].astype(np.int64)
-        if addr & ACC_BIT:
-            if addr & ACCUMULATE_BIT:
-                r = r + buf[idx, :cols]
-            buf[idx, :cols] = _wrap32(r)
-        else:
+        if not addr & ACC_BIT:
             s = _rounding_right_shift(r, ex["sys_shift"] if ex["dataflow"] == OS else 0)
             q = np.clip(s, -128, 127)
             if ex["act"] == 1:
                 q = np.maximum(q, 0)
-            buf[idx, :cols] = q.astype(np.int8)
+            r = q
+        # row by row, in order: with a C stride that maps several rows to one local row (stride 0)
+        # the rows accumulate one after the other, or the last one wins when overwriting
+        for i in range(rows):
+            k = row + ex["c_stride"] * i
+            if addr & ACC_BIT:
+                v = r[i] + buf[k, :cols] if addr & ACCUMULATE_BIT else r[i]
+                buf[k, :cols] = _wrap32(v)
+            else:
+                buf[k, :cols] = r[i].astype(np.int8)
 
 
 # --- the encoder ---------------------------------------------------------------------------------

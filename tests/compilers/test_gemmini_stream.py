@@ -99,6 +99,22 @@ def test_stream_spike_rules() -> None:
     assert np.array_equal(m.acc[0:8:2, :4], np.arange(16).reshape(4, 4).T)
 
 
+
+def test_c_stride_zero_accumulates_every_row() -> None:
+    """C rows that land on one accumulator row (C stride 0) are written one after the other:
+    with bit 30 they all accumulate (a numpy scatter would keep only the last row's sum)."""
+    m = gs.StreamMachine(4)
+    m.spad[0:4] = np.arange(16).reshape(4, 4)
+    m.spad[8:12] = np.eye(4, dtype=np.int8)
+    m.acc[5, :4] = 1000
+    m.run([gs.config_ex(gs.WS, c_stride=0), gs.Command(gs.PRELOAD, gs.operand(4, 4, 8),
+           gs.operand(4, 4, gs.ACC_BIT | gs.ACCUMULATE_BIT | 5)),
+           gs.Command(gs.COMPUTE_PRELOADED, gs.operand(4, 4, 0), gs.operand(4, 4, gs.GARBAGE_ADDR))])
+    assert np.array_equal(m.acc[5, :4], 1000 + np.arange(16).reshape(4, 4).sum(axis=0))
+    m.run([gs.Command(gs.PRELOAD, gs.operand(4, 4, gs.GARBAGE_ADDR), gs.operand(4, 4, gs.ACC_BIT | 6)),
+           gs.Command(gs.COMPUTE_ACCUMULATED, gs.operand(4, 4, 0), gs.operand(4, 4, gs.GARBAGE_ADDR))])
+    assert np.array_equal(m.acc[6, :4], np.arange(12, 16))   # overwriting: the last row wins
+
 # --------------------------------------------------------------------------------------------
 # the two levels agree (property test)
 # --------------------------------------------------------------------------------------------
