@@ -87,7 +87,7 @@ def measure(name: str, reps: int, cold: bool) -> dict:
         with tempfile.TemporaryDirectory(dir=OUT, prefix="rtl-cold-") as d:
             os.environ["ACCV_RTL_BUILD"] = d
             t0 = time.perf_counter()
-            verilate.build_model(g.TOP, g.SOURCES, _params(prog), g.SHIM)
+            verilate.build_model(g.TOP, g.SOURCES, _params(prog), g.SHIM, extra_args=g.build_args(prog["dim"]))
             row["ctypes_build_cold_s"] = time.perf_counter() - t0
             os.environ.pop("ACCV_RTL_BUILD")
     lib = g.library(prog["dim"], prog["sp_rows"], prog["acc_rows"])

@@ -35,7 +35,7 @@ from semantics.layout import bflat, byte_size, unbflat
 
 from . import verilate
 
-__all__ = ["GemminiRtl", "GemminiRtlError", "RtlTimeout", "RtlState", "SOURCES", "SHIM", "TOP", "DRAM_LATENCY",
+__all__ = ["GemminiRtl", "GemminiRtlError", "RtlTimeout", "RtlState", "SOURCES", "SHIM", "TOP", "DRAM_LATENCY", "build_args",
            "TB_DIR", "library", "run_commands", "run_program", "cocotb_run", "scale_lane"]
 
 RTL_DIR = Path(__file__).resolve().parent / "rtl" / "gemmini"
@@ -77,6 +77,14 @@ def _lock_path(what: str) -> Path:
     return root / f".{what}.lock"
 
 
+def build_args(dim: int) -> list[str]:
+    """Extra Verilator arguments: from DIM 8 up the sequential logic is one function of tens of
+    thousands of lines; splitting it (and the files) lets g++ -O2 finish in about half the time
+    (DIM 16: 56 s -> 33 s on 2 cores) at the same simulation speed. Small designs build faster
+    unsplit."""
+    return ["--output-split-cfuncs", "1000", "--output-split", "10000"] if dim >= 8 else []
+
+
 @cache
 def library(dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024) -> Path:
     """The shared library of ``gemmini_top`` at these parameters (built once, cached on disk).
@@ -88,7 +96,7 @@ def library(dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024) -> Path:
     with open(_lock_path(f"{TOP}-{dim}-{sp_rows}-{acc_rows}"), "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
         try:
-            return verilate.build_model(TOP, SOURCES, params, SHIM)
+            return verilate.build_model(TOP, SOURCES, params, SHIM, extra_args=build_args(dim))
         finally:
             fcntl.flock(lk, fcntl.LOCK_UN)
 

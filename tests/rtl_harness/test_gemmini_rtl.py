@@ -199,8 +199,9 @@ def test_default_sizes() -> None:
 
 def _c_stride0_case() -> tuple[list[gs.Command], np.ndarray, np.ndarray]:
     """WS compute of 4 rows into one accumulator row (C_stride 0, accumulate)."""
-    spad = np.arange(64 * 4).reshape(64, 4).astype(np.int8) % 7 - 3
-    acc = np.full((32, 4), 1000, np.int32)
+    sp, ac, _ = SIZES[4]
+    spad = (np.arange(sp * 4).reshape(sp, 4) % 7 - 3).astype(np.int8)
+    acc = np.full((ac, 4), 1000, np.int32)
     cmds = [gs.config_ex(gs.WS, c_stride=0),
             gs.Command(gs.PRELOAD, gs.operand(4, 4, 8), gs.operand(4, 4, gs.ACC_BIT | gs.ACCUMULATE_BIT | 5)),
             gs.Command(gs.COMPUTE_PRELOADED, gs.operand(4, 4, 0), gs.operand(4, 4, 16))]
@@ -212,7 +213,8 @@ def test_c_stride0_accumulate_adds_every_row() -> None:
     the accumulator row gains the sum of all rows (the RTL's write-back forwards the previous
     row's write into the next read)."""
     cmds, spad, acc = _c_stride0_case()
-    state, _ = g.run_commands(cmds, np.zeros(64, np.uint8), dim=4, sp_rows=64, acc_rows=32, spad=spad, acc=acc)
+    state, _ = g.run_commands(cmds, np.zeros(64, np.uint8), dim=4, sp_rows=SIZES[4][0], acc_rows=SIZES[4][1],
+                              spad=spad, acc=acc)
     a, w, d = (spad[r:r + 4].astype(np.int64) for r in (0, 8, 16))
     res = d + a @ w
     want = acc.copy()
@@ -224,10 +226,11 @@ def test_c_stride0_accumulate_adds_every_row() -> None:
                                        "sum (buf[idx] = r + buf[idx]); reported to the lead, see docs/rtl.md")
 def test_c_stride0_accumulate_agrees_with_streammachine() -> None:
     cmds, spad, acc = _c_stride0_case()
-    s = gs.StreamMachine(4, 64, 64, 32)
+    s = gs.StreamMachine(4, 64, *SIZES[4][:2])
     s.spad[:], s.acc[:] = spad, acc
     s.run(cmds)
-    state, _ = g.run_commands(cmds, np.zeros(64, np.uint8), dim=4, sp_rows=64, acc_rows=32, spad=spad, acc=acc)
+    state, _ = g.run_commands(cmds, np.zeros(64, np.uint8), dim=4, sp_rows=SIZES[4][0], acc_rows=SIZES[4][1],
+                              spad=spad, acc=acc)
     assert np.array_equal(state.acc, s.acc)
 
 

@@ -74,9 +74,11 @@ module gemmini_ex #(
   logic [SPA-1:0] x_row0, y_row0;
   logic [28:0]   c_row0;
 
-  // ---- buffers (flat: element (i, j) of a DIM x DIM buffer at (i*DIM + j)) ------------------
-  logic [DIM*DIM*8-1:0]  abuf, xbuf, ybuf;
-  logic [DIM*DIM*20-1:0] rbuf;
+  // ---- buffers (element (i, j) of a DIM x DIM buffer at index i*DIM + j) ---------------------
+  (* mem2reg *) logic [7:0]  abuf [DIM*DIM];
+  (* mem2reg *) logic [7:0]  xbuf [DIM*DIM];
+  (* mem2reg *) logic [7:0]  ybuf [DIM*DIM];
+  (* mem2reg *) logic [19:0] rbuf [DIM*DIM];
 
   // ---- mesh ----------------------------------------------------------------------------------
   logic                 m_shift, m_mac;
@@ -142,9 +144,9 @@ module gemmini_ex #(
     if (st == S_STREAM) begin
       for (int q = 0; q < DIM; q++) begin
         for (int l = 0; l < DIM; l++) begin
-          if (t == TW'(q + l)) feed_a[q*8 +: 8] = abuf[(q*DIM + l)*8 +: 8];
+          if (t == TW'(q + l)) feed_a[q*8 +: 8] = abuf[q*DIM + l];
           // column q, element (l, q) of Y enters at cycle l + q
-          if (t == TW'(q + l)) feed_v[q*20 +: 20] = {{12{ybuf[(l*DIM + q)*8 + 7]}}, ybuf[(l*DIM + q)*8 +: 8]};
+          if (t == TW'(q + l)) feed_v[q*20 +: 20] = {{12{ybuf[l*DIM + q][7]}}, ybuf[l*DIM + q]};
         end
       end
     end
@@ -153,7 +155,7 @@ module gemmini_ex #(
       for (int x = 0; x < DIM; x++) begin
         if (t == TW'(DIM - 1 - x)) begin
           for (int j = 0; j < DIM; j++) begin
-            feed_c[j*20 +: 20] = {{12{xbuf[(x*DIM + j)*8 + 7]}}, xbuf[(x*DIM + j)*8 +: 8]};
+            feed_c[j*20 +: 20] = {{12{xbuf[x*DIM + j][7]}}, xbuf[x*DIM + j]};
           end
         end
       end
@@ -168,7 +170,9 @@ module gemmini_ex #(
   always_comb begin
     w1_row = '0;
     for (int x = 0; x < DIM; x++) begin
-      if (w1_i == CW'(x)) w1_row = rbuf[x*DIM*20 +: DIM*20];
+      for (int j = 0; j < DIM; j++) begin
+        if (w1_i == CW'(x)) w1_row[j*20 +: 20] = rbuf[x*DIM + j];
+      end
     end
     for (int l = 0; l < DIM; l++) begin
       old_row[l*32 +: 32] = (fwd_v && fwd_addr == ACA'(w1_addr) && fwd_mask[l]) ? fwd_data[l*32 +: 32]
@@ -252,9 +256,11 @@ module gemmini_ex #(
           c_row0  <= c_word[28:0];
           c_acc   <= c_word[31];
           c_accum <= c_word[30];
-          abuf    <= '0;
-          xbuf    <= '0;
-          ybuf    <= '0;
+          for (int k = 0; k < DIM*DIM; k++) begin
+            abuf[k] <= '0;
+            xbuf[k] <= '0;
+            ybuf[k] <= '0;
+          end
           op      <= 2'd0;
           r       <= '0;
           ptr     <= SPA'(a_word[28:0]);
@@ -298,7 +304,7 @@ module gemmini_ex #(
           if (cfg_ws) begin
             for (int i = 0; i < DIM; i++) begin
               for (int j = 0; j < DIM; j++) begin
-                if (t == TW'(i + DIM + j)) rbuf[(i*DIM + j)*20 +: 20] <= out_v[j*20 +: 20];
+                if (t == TW'(i + DIM + j)) rbuf[i*DIM + j] <= out_v[j*20 +: 20];
               end
             end
           end
@@ -311,7 +317,9 @@ module gemmini_ex #(
         end
         S_DRAIN: begin
           for (int x = 0; x < DIM; x++) begin
-            if (t == TW'(DIM - 1 - x)) rbuf[x*DIM*20 +: DIM*20] <= out_c;
+            for (int j = 0; j < DIM; j++) begin
+              if (t == TW'(DIM - 1 - x)) rbuf[x*DIM + j] <= out_c[j*20 +: 20];
+            end
           end
           if (t == TW'(DIM - 1)) begin
             t <= '0;
@@ -341,9 +349,9 @@ module gemmini_ex #(
           for (int j = 0; j < DIM; j++) begin
             if ((!rd_colw && rd_r == CW'(i)) || (rd_colw && rd_r == CW'(j))) begin
               case (rd_op)
-                2'd0:    abuf[(i*DIM + j)*8 +: 8] <= rd_lanes[(rd_colw ? i : j)*8 +: 8];
-                2'd1:    xbuf[(i*DIM + j)*8 +: 8] <= rd_lanes[(rd_colw ? i : j)*8 +: 8];
-                default: ybuf[(i*DIM + j)*8 +: 8] <= rd_lanes[(rd_colw ? i : j)*8 +: 8];
+                2'd0:    abuf[i*DIM + j] <= rd_lanes[(rd_colw ? i : j)*8 +: 8];
+                2'd1:    xbuf[i*DIM + j] <= rd_lanes[(rd_colw ? i : j)*8 +: 8];
+                default: ybuf[i*DIM + j] <= rd_lanes[(rd_colw ? i : j)*8 +: 8];
               endcase
             end
           end

@@ -66,31 +66,32 @@ module gemmini_mesh #(
   output logic [DIM*20-1:0]    out_c,     // bottom row of the state
   output logic [DIM*DIM*20-1:0] state     // every PE's state, row-major (debug / observation)
 );
-  // Flat wires (yosys 0.23 has no multi-dimensional packed arrays): a_w holds DIM rows of DIM+1
-  // links (link c of row r enters PE (r, c); link DIM is the right edge); v_w and c_w hold DIM+1
-  // rows of DIM links (row r enters PE row r; row DIM is the bottom edge).
-  logic [DIM*(DIM+1)*8-1:0]  a_w;
-  logic [(DIM+1)*DIM*20-1:0] v_w;
-  logic [(DIM+1)*DIM*20-1:0] c_w;
-
-  assign v_w[DIM*20-1:0] = feed_v;
-  assign c_w[DIM*20-1:0] = feed_c;
-  assign out_v = v_w[DIM*DIM*20 +: DIM*20];
-  assign out_c = c_w[DIM*DIM*20 +: DIM*20];
-  assign state = c_w[DIM*20 +: DIM*DIM*20];
+  // Links between PEs (unpacked, element per link: compact in Verilator; yosys turns them into
+  // wires, mem2reg). a_w: DIM rows of DIM+1 links (link c of row r enters PE (r, c); link DIM is the
+  // right edge); v_w, c_w: DIM+1 rows of DIM links (row r enters PE row r; row DIM is the bottom).
+  (* mem2reg *) logic [7:0]  a_w [DIM*(DIM+1)];
+  (* mem2reg *) logic [19:0] v_w [(DIM+1)*DIM];
+  (* mem2reg *) logic [19:0] c_w [(DIM+1)*DIM];
 
   for (genvar r = 0; r < DIM; r++) begin : g_row
-    assign a_w[(r*(DIM+1))*8 +: 8] = feed_a[r*8 +: 8];
+    assign a_w[r*(DIM+1)] = feed_a[r*8 +: 8];
     for (genvar c = 0; c < DIM; c++) begin : g_col
       gemmini_pe u_pe (
         .clk(clk), .rst_n(rst_n), .ws(ws), .shift(shift), .mac(mac),
-        .a_in (a_w[(r*(DIM+1) + c)*8 +: 8]),
-        .v_in (v_w[(r*DIM + c)*20 +: 20]),
-        .c_in (c_w[(r*DIM + c)*20 +: 20]),
-        .a_out(a_w[(r*(DIM+1) + c + 1)*8 +: 8]),
-        .v_out(v_w[((r+1)*DIM + c)*20 +: 20]),
-        .c_out(c_w[((r+1)*DIM + c)*20 +: 20])
+        .a_in (a_w[r*(DIM+1) + c]),
+        .v_in (v_w[r*DIM + c]),
+        .c_in (c_w[r*DIM + c]),
+        .a_out(a_w[r*(DIM+1) + c + 1]),
+        .v_out(v_w[(r+1)*DIM + c]),
+        .c_out(c_w[(r+1)*DIM + c])
       );
+      assign state[(r*DIM + c)*20 +: 20] = c_w[(r+1)*DIM + c];
     end
+  end
+  for (genvar c = 0; c < DIM; c++) begin : g_edge
+    assign v_w[c] = feed_v[c*20 +: 20];
+    assign c_w[c] = feed_c[c*20 +: 20];
+    assign out_v[c*20 +: 20] = v_w[DIM*DIM + c];
+    assign out_c[c*20 +: 20] = c_w[DIM*DIM + c];
   end
 endmodule
