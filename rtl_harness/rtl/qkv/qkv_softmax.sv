@@ -53,8 +53,15 @@ module qkv_softmax #(
   assign d2_wmask = {64{1'b1}};
 
   // exp of elements t and 32 + t of the row just read (d2_rdata holds it)
-  assign x0 = d2_rdata[16*t +: 16];
-  assign x1 = d2_rdata[16*(32 + 32'(t)) +: 16];
+  always_comb begin
+    x0 = d2_rdata[15:0];
+    x1 = d2_rdata[16*32 +: 16];
+    for (int j = 1; j < 32; j++)
+      if (t == 5'(j)) begin
+        x0 = d2_rdata[16*j +: 16];
+        x1 = d2_rdata[16*(32 + j) +: 16];
+      end
+  end
   qkv_bf16_exp u_exp0 (.x(x0), .y(e0));
   qkv_bf16_exp u_exp1 (.x(x1), .y(e1));
 
@@ -68,8 +75,15 @@ module qkv_softmax #(
   qkv_bf16_add u_add0 (.a(add0_a), .b(add0_b), .y(add0_y));
   qkv_bf16_add u_add1 (.a(s1), .b(e1), .y(add1_y));
 
+  // divider lane l takes element dg * DIV_LANES + l (a DG-input mux; constant part-selects only)
   for (genvar l = 0; l < DIV_LANES; l++) begin : g_div
-    qkv_bf16_div u_div (.a(erow[16*(32'(dg) * DIV_LANES + l) +: 16]), .b(tot), .y(q[16*l +: 16]));
+    logic [15:0] num;
+    always_comb begin
+      num = erow[16*l +: 16];
+      for (int x = 1; x < DG; x++)
+        if (dg == 6'(x)) num = erow[16*(x * DIV_LANES + l) +: 16];
+    end
+    qkv_bf16_div u_div (.a(num), .b(tot), .y(q[16*l +: 16]));
   end
 
   always_ff @(posedge clk or negedge rst_n) begin
@@ -128,11 +142,11 @@ module qkv_softmax #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (st == S_EXP) begin
-      erow[16*t +: 16] <= e0;
-      erow[16*(32 + 32'(t)) +: 16] <= e1;
+  // the row of exps and the row of results: one register per element with its own enable
+  for (genvar j = 0; j < 64; j++) begin : g_row
+    always_ff @(posedge clk) begin
+      if (st == S_EXP && t == 5'(j % 32)) erow[16*j +: 16] <= (j < 32) ? e0 : e1;
+      if (st == S_DIV && dg == 6'(j / DIV_LANES)) yrow[16*j +: 16] <= q[16*(j % DIV_LANES) +: 16];
     end
-    if (st == S_DIV) yrow[16*DIV_LANES*dg +: 16*DIV_LANES] <= q;
   end
 endmodule
