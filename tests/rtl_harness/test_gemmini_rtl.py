@@ -263,6 +263,15 @@ def test_cocotb_sample(tmp_path: Path) -> None:
         assert res["cycles"][kind] == mine, kind
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("dim", (2, 8))
+def test_other_dims(dim: int) -> None:
+    """DIM is a parameter: 100 random cases per kind at DIM 2 and DIM 8 (128 / 32 rows)."""
+    m = g.GemminiRtl(dim, 128, 32, 4096)
+    fails = _cases(m, [gc.make_case(kind, dim, s, 128, 32, 4096) for kind in gc.KINDS for s in range(100)])
+    assert not fails, f"{len(fails)} cases differ at DIM {dim}; first: {fails[0]}"
+
+
 # --------------------------------------------------------------------------------------------
 # mutants: each is one plausible RTL bug; the random cases must notice every one
 # --------------------------------------------------------------------------------------------

@@ -190,7 +190,7 @@ module gemmini_ex #(
       y = x;
     end else begin
       q      = x >>> s;
-      half   = x[s - 6'd1];
+      half   = x[5'(s - 6'd1)];
       sticky = (x & ((32'sd1 <<< (s - 6'd1)) - 32'sd1)) != 32'sd0;
       y      = q + {31'd0, half & (sticky | q[0])};
     end

@@ -34,11 +34,12 @@ module gemmini_i2f (
   logic        inc;
   logic [30:0] body;
 
+  assign s   = x[31];
+  assign mag = s ? (~x + 32'd1) : x;       // |x|; 2^31 fits as unsigned
+
   gemmini_clz48 u_clz (.x({mag, 16'd0}), .n(lz));
 
   always_comb begin
-    s    = x[31];
-    mag  = s ? (~x + 32'd1) : x;          // |x|; 2^31 fits as unsigned
     norm = {mag, 16'd0} << lz;             // norm[47] is the leading one
     // value = 1.norm[46:24] * 2^(31 - lz); 23 fraction bits, guard norm[23], sticky below
     inc  = norm[23] & ((|norm[22:16]) | norm[24]);
@@ -67,11 +68,19 @@ module gemmini_fmul (
   logic        sticky_out, g, st, inc;
   logic [30:0] body;
 
+  assign sa = a[31];
+  assign ea = a[30:23];
+  assign fa = a[22:0];
+  assign sb = b[31];
+  assign eb = b[30:23];
+  assign fb = b[22:0];
+  assign ma = {ea != 8'd0, fa};
+  assign mb = {eb != 8'd0, fb};
+  assign prod = 48'(ma) * 48'(mb);
+
   gemmini_clz48 u_clz (.x(prod), .n(lz));
 
   always_comb begin
-    sa = a[31]; ea = a[30:23]; fa = a[22:0];
-    sb = b[31]; eb = b[30:23]; fb = b[22:0];
     s  = sa ^ sb;
     a_nan  = (ea == 8'hFF) && (fa != 23'd0);
     b_nan  = (eb == 8'hFF) && (fb != 23'd0);
@@ -79,9 +88,6 @@ module gemmini_fmul (
     b_inf  = (eb == 8'hFF) && (fb == 23'd0);
     a_zero = (ea == 8'd0) && (fa == 23'd0);
     b_zero = (eb == 8'd0) && (fb == 23'd0);
-    ma   = {ea != 8'd0, fa};
-    mb   = {eb != 8'd0, fb};
-    prod = 48'(ma) * 48'(mb);
     norm = prod << lz;
     // value = prod * 2^(ea' + eb' - 300) with e' = max(e, 1); after normalisation the biased
     // exponent is ea' + eb' - 126 - lz

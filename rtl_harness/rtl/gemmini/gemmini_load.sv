@@ -98,10 +98,13 @@ module gemmini_load #(
 
   // ---- stage 1: elements -> values ------------------------------------------------------------
   logic [DIM*32-1:0] val, old_row;
+  assign scl_scale = scale;
+  for (genvar l = 0; l < DIM; l++) begin : g_x
+    assign scl_x[l*32 +: 32] = {{24{p1_data[l*8 + 7]}}, p1_data[l*8 +: 8]};
+  end
+
   always_comb begin
-    scl_scale = scale;
     for (int l = 0; l < DIM; l++) begin
-      scl_x[l*32 +: 32] = {{24{p1_data[l*8 + 7]}}, p1_data[l*8 +: 8]};
       old_row[l*32 +: 32] = (fwd_v && fwd_addr == ACA'(p1_row) && fwd_mask[l]) ? fwd_data[l*32 +: 32]
                                                                               : acc_rdata[l*32 +: 32];
       if (eb4) val[l*32 +: 32] = p1_data[l*32 +: 32];

@@ -66,32 +66,39 @@ module gemmini_mesh #(
   output logic [DIM*20-1:0]    out_c,     // bottom row of the state
   output logic [DIM*DIM*20-1:0] state     // every PE's state, row-major (debug / observation)
 );
-  // Links between PEs (unpacked, element per link: compact in Verilator; yosys turns them into
-  // wires, mem2reg). a_w: DIM rows of DIM+1 links (link c of row r enters PE (r, c); link DIM is the
-  // right edge); v_w, c_w: DIM+1 rows of DIM links (row r enters PE row r; row DIM is the bottom).
-  (* mem2reg *) logic [7:0]  a_w [DIM*(DIM+1)];
-  (* mem2reg *) logic [19:0] v_w [(DIM+1)*DIM];
-  (* mem2reg *) logic [19:0] c_w [(DIM+1)*DIM];
+  // Each PE's registered outputs (unpacked, one element per PE: compact in Verilator; yosys turns
+  // them into wires, mem2reg). PE (r, c) is element r*DIM + c. A PE's inputs are its left / upper
+  // neighbour's outputs, or the mesh edge inputs in column 0 / row 0.
+  (* mem2reg *) logic [7:0]  a_o [DIM*DIM];
+  (* mem2reg *) logic [19:0] v_o [DIM*DIM];
+  (* mem2reg *) logic [19:0] c_o [DIM*DIM];
 
   for (genvar r = 0; r < DIM; r++) begin : g_row
-    assign a_w[r*(DIM+1)] = feed_a[r*8 +: 8];
     for (genvar c = 0; c < DIM; c++) begin : g_col
+      logic [7:0]  a_in;
+      logic [19:0] v_in, c_in;
+      if (c == 0) begin : g_left
+        assign a_in = feed_a[r*8 +: 8];
+      end else begin : g_a
+        assign a_in = a_o[r*DIM + c - 1];
+      end
+      if (r == 0) begin : g_top
+        assign v_in = feed_v[c*20 +: 20];
+        assign c_in = feed_c[c*20 +: 20];
+      end else begin : g_vc
+        assign v_in = v_o[(r-1)*DIM + c];
+        assign c_in = c_o[(r-1)*DIM + c];
+      end
       gemmini_pe u_pe (
         .clk(clk), .rst_n(rst_n), .ws(ws), .shift(shift), .mac(mac),
-        .a_in (a_w[r*(DIM+1) + c]),
-        .v_in (v_w[r*DIM + c]),
-        .c_in (c_w[r*DIM + c]),
-        .a_out(a_w[r*(DIM+1) + c + 1]),
-        .v_out(v_w[(r+1)*DIM + c]),
-        .c_out(c_w[(r+1)*DIM + c])
+        .a_in(a_in), .v_in(v_in), .c_in(c_in),
+        .a_out(a_o[r*DIM + c]), .v_out(v_o[r*DIM + c]), .c_out(c_o[r*DIM + c])
       );
-      assign state[(r*DIM + c)*20 +: 20] = c_w[(r+1)*DIM + c];
+      assign state[(r*DIM + c)*20 +: 20] = c_o[r*DIM + c];
     end
   end
-  for (genvar c = 0; c < DIM; c++) begin : g_edge
-    assign v_w[c] = feed_v[c*20 +: 20];
-    assign c_w[c] = feed_c[c*20 +: 20];
-    assign out_v[c*20 +: 20] = v_w[DIM*DIM + c];
-    assign out_c[c*20 +: 20] = c_w[DIM*DIM + c];
+  for (genvar c = 0; c < DIM; c++) begin : g_bottom
+    assign out_v[c*20 +: 20] = v_o[(DIM-1)*DIM + c];
+    assign out_c[c*20 +: 20] = c_o[(DIM-1)*DIM + c];
   end
 endmodule

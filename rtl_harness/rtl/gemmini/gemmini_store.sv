@@ -56,13 +56,14 @@ module gemmini_store #(
   logic [DIM*32-1:0] bytes;
   logic [DIM*4-1:0]  strb;
 
+  assign scl_x     = acc_rdata;
+  assign scl_scale = scale;
+
   always_comb begin
     sp_re     = reading && !is_acc;
     sp_raddr  = SPA'(rrow);
     acc_re    = reading && is_acc;
     acc_raddr = ACA'(rrow);
-    scl_x     = acc_rdata;
-    scl_scale = scale;
     bytes     = '0;
     strb      = '0;
     for (int l = 0; l < DIM; l++) begin
