@@ -15,10 +15,6 @@ documented in docs/rtl.md:
 - sys_shift is drawn from [0, 64] under OS (StreamMachine's rounding shift overflows Python-int to
   int64 conversion beyond 64; every shift >= 20 gives 0 on a 20-bit value anyway); under WS,
   where it is ignored, any 32-bit value.
-- A COMPUTE whose C is an accumulating accumulator address with C_stride 0 has C rows = 1: with
-  several rows StreamMachine's numpy scatter keeps only the last row's sum (``buf[idx] += r`` with
-  repeated indices) while gemmini.md (and this RTL) add every row in turn; that disagreement is
-  pinned by a strict xfail test in tests/rtl_harness/test_gemmini_rtl.py and reported.
 """
 
 from __future__ import annotations
@@ -362,10 +358,8 @@ class _Gen:
             size = self.acc_rows if kind == 1 else self.sp_rows
             accumulate = kind == 1 and self._p(0.5)
             rows = self._rows_for_stride(cs, size) if cs else self._int(1, d)
-            if accumulate and cs == 0:
-                rows = 1   # see the module docstring (StreamMachine's repeated-index scatter)
             cols = self._int(1, d)
-            if self._p(0.4) and (cs == 0 or (d - 1) * cs < size) and not (accumulate and cs == 0):
+            if self._p(0.4) and (cs == 0 or (d - 1) * cs < size):
                 rows, cols = d, d
             row0 = self._row0(size, (rows - 1) * cs + 1)
             if kind == 1:

@@ -1,8 +1,8 @@
 """The Gemmini-ISA RTL agrees with StreamMachine: random valid commands of every kind at DIM 4 and
 DIM 16 (whole DRAM / scratchpad / accumulator / PE state compared), random multi-command programs
 (hypothesis), the cocotb testbench on a sample, the paper programs against StreamMachine and the
-reference interpreter, the fp32 scale lane against numpy, and mutants of the RTL that these
-checks must kill (slow)."""
+reference interpreter, the fp32 scale lane against numpy, and (slow) other DIMs and mutants of the
+RTL that these checks must kill."""
 
 from __future__ import annotations
 
@@ -70,7 +70,8 @@ def test_random_programs(kinds: list[str], seed: int, dim: int) -> None:
 
 def test_generator_covers_the_edges() -> None:
     """The random cases reach what they claim to: both dataflows, transposes, GARBAGE operands,
-    accumulate and raw bits, zero-address loads, shrunk loads, block strides that overlap,
+    accumulate and raw bits (C_stride 0 accumulating included), zero-address loads, block strides
+    that overlap,
     special scales (NaN, inf, subnormal), OS shifts above 20 and DRAM latencies from 1."""
     seen: set[str] = set()
     for kind in gc.KINDS:
@@ -109,6 +110,8 @@ def test_generator_covers_the_edges() -> None:
                         seen.add("c-garbage")
                     elif int(d["c_addr"]) & gs.ACC_BIT and int(d["c_addr"]) & gs.ACCUMULATE_BIT:
                         seen.add("c-accumulate")
+                        if ex is not None and ex["c_stride"] == 0 and int(d["c_rows"]) > 1:
+                            seen.add("c-stride0-accumulate")
                 elif op in ("COMPUTE_PRELOADED", "COMPUTE_ACCUMULATED") and ex is not None:
                     if d["a_addr"] == gs.GARBAGE_ADDR:
                         seen.add("a-garbage")
@@ -116,7 +119,8 @@ def test_generator_covers_the_edges() -> None:
                         seen.add("rs2-garbage")
     want = {"df0-at0-bt0", "df0-at1-bt0", "df0-at1-bt1", "df1-at0-bt0", "df1-at1-bt0", "df1-at0-bt1",
             "os-shift>20", "nan", "inf", "subnormal", "zero-load", "overlapping-blocks", "mvin-accumulate",
-            "mvout-raw", "mvout-scaled", "bd-garbage", "c-garbage", "c-accumulate", "a-garbage", "rs2-garbage",
+            "mvout-raw", "mvout-scaled", "bd-garbage", "c-garbage", "c-accumulate", "c-stride0-accumulate",
+            "a-garbage", "rs2-garbage",
             "latency1", "latency13"}
     assert want <= seen, f"never generated: {sorted(want - seen)}"
 
@@ -222,9 +226,9 @@ def test_c_stride0_accumulate_adds_every_row() -> None:
     assert np.array_equal(state.acc, want)
 
 
-@pytest.mark.xfail(strict=True, reason="StreamMachine's numpy scatter with repeated rows keeps only the last row's "
-                                       "sum (buf[idx] = r + buf[idx]); reported to the lead, see docs/rtl.md")
 def test_c_stride0_accumulate_agrees_with_streammachine() -> None:
+    """StreamMachine writes C row by row too (it used to scatter with numpy, which kept only the
+    last row's sum; found by this test)."""
     cmds, spad, acc = _c_stride0_case()
     s = gs.StreamMachine(4, 64, *SIZES[4][:2])
     s.spad[:], s.acc[:] = spad, acc
@@ -292,6 +296,8 @@ MUTANTS = {
                           "6'(cfg_sys_shift)"),
     "mvout ReLU missing": ("gemmini_store.sv", "bytes[l*8 +: 8] = (relu && scl_q[l*8 + 7]) ? 8'd0 : scl_q[l*8 +: 8];",
                            "bytes[l*8 +: 8] = scl_q[l*8 +: 8];"),
+    "write-back no forwarding": ("gemmini_ex.sv", "old_row[l*32 +: 32] = (fwd_v && fwd_addr",
+                                 "old_row[l*32 +: 32] = (1'b0 && fwd_addr"),
     "mvin no forwarding": ("gemmini_load.sv", "old_row[l*32 +: 32] = (fwd_v && fwd_addr",
                            "old_row[l*32 +: 32] = (1'b0 && fwd_addr"),
     "block stride off by one": ("gemmini_load.sv", "prow  <= pblk + bstride;", "prow  <= pblk + bstride + RW'(1);"),
