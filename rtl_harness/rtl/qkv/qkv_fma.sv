@@ -84,9 +84,14 @@ module qkv_fma (
     else            sum = xm - yk;
     rsign = sub ? (y_gt_x ? sy : sx) : sx;
 
-    lz = 6'd32;
-    for (int i = 0; i < W; i++) if (sum[i]) lz = 6'(W - 1 - i);
-    nrm = sum << lz[4:0];
+    // normalize: leading-zero count and shift in 5 stages (16, 8, 4, 2, 1)
+    nrm = sum;
+    lz = 6'd0;
+    if (nrm[31:16] == 16'd0) begin nrm = {nrm[15:0], 16'd0}; lz = lz + 6'd16; end
+    if (nrm[31:24] == 8'd0)  begin nrm = {nrm[23:0], 8'd0};  lz = lz + 6'd8;  end
+    if (nrm[31:28] == 4'd0)  begin nrm = {nrm[27:0], 4'd0};  lz = lz + 6'd4;  end
+    if (nrm[31:30] == 2'd0)  begin nrm = {nrm[29:0], 2'd0};  lz = lz + 6'd2;  end
+    if (nrm[31] == 1'b0)     begin nrm = {nrm[30:0], 1'b0};  lz = lz + 6'd1;  end
     er = x_top + 11'sd1 - $signed({5'd0, lz});
     guard = nrm[7];
     stk = (nrm[6:0] != 7'd0);
