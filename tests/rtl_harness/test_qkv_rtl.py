@@ -10,6 +10,7 @@ softmax contract (rtl_harness/tb/qkv_cases.py). Figures (cases, cycles) are prin
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import ml_dtypes
@@ -105,6 +106,17 @@ def test_softmax_contract_is_declared() -> None:
 # ---------------------------------------------------------------------------------------------
 # the RTL through the ctypes driver
 # ---------------------------------------------------------------------------------------------
+
+@needs_rtl
+@pytest.mark.parametrize("top, files", [("qkv_top", qkv.SOURCES), ("qkv_fpu_probe", qkv.PROBE_SOURCES)])
+def test_verilator_lint_clean(top: str, files: tuple[Path, ...]) -> None:
+    """verilator --lint-only -Wall: not one warning (file-name style aside: qkv_fp.sv holds several
+    small modules)."""
+    r = subprocess.run(["verilator", "--lint-only", "-Wall", "-Wno-DECLFILENAME", "--top-module", top,
+                        *map(str, files)], env=verilate.verilator_env(), capture_output=True, text=True)
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("%")]
+    assert r.returncode == 0 and not lines, "\n".join(lines[:10])
+
 
 @needs_rtl
 @pytest.mark.parametrize("name", K.NAMES)

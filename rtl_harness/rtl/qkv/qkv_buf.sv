@@ -36,6 +36,7 @@ module qkv_buf #(
   assign wskew = wcol ? wrow[5:0] + wsel : wrow[5:0];
 
   // rotations by whole 16-bit elements, as 6 stages of fixed rotations (a log shifter)
+  /* verilator lint_off UNUSEDSIGNAL */   // t: only the upper half of each doubled vector is used
   function automatic logic [1023:0] rot_left(input logic [1023:0] v, input logic [5:0] s);
     logic [2047:0] t;
     rot_left = v;
@@ -52,6 +53,7 @@ module qkv_buf #(
       if (s[k]) rot_left_mask = t[127:64];
     end
   endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
   always_comb begin
     // bank b gets element (b - skew) mod 64: rotate left by skew elements

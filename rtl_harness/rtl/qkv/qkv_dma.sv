@@ -48,7 +48,7 @@ module qkv_dma (
   logic [19:0] base_h;
   logic [6:0]  base_r;
   logic        req_fire, last_req, last_rsp;
-  logic [7:0]  rd_row;               // row (rm) / column (cm) index of the next d1 read
+  logic [6:0]  rd_row;               // row (rm) / column (cm) index of the next d1 read
 
   assign req_fire = hbm_req_valid && hbm_req_ready;
   assign last_req = (req_cnt == nbeats - 9'd1);
@@ -63,18 +63,18 @@ module qkv_dma (
   // ---- d1 reads (stores): the first row at start, row r+1 when row r's second beat goes ----
   always_comb begin
     d1_re = 1'b0;
-    rd_row = 8'd0;
+    rd_row = 7'd0;
     if (start && kind[1]) begin
       d1_re = 1'b1;
-      rd_row = 8'd0;
+      rd_row = 7'd0;
     end else if (active && !is_load && req_fire && req_cnt[0] && !last_req) begin
       d1_re = 1'b1;
-      rd_row = req_cnt[8:1] + 8'd1;
+      rd_row = req_cnt[7:1] + 7'd1;   // < n <= 128
     end
   end
   // at start the unit's registers are not loaded yet: address from the instruction fields
   assign d1_rcol = start ? kind[0] : is_cm;
-  assign d1_rrow = (start ? row : base_r) + ((start ? kind[0] : is_cm) ? 7'd0 : rd_row[6:0]);
+  assign d1_rrow = (start ? row : base_r) + ((start ? kind[0] : is_cm) ? 7'd0 : rd_row);
   assign d1_rsel = (start ? kind[0] : is_cm) ? rd_row[5:0] : 6'd0;
 
   // ---- d1 writes (loads): beat b of the response stream is HBM row b/2, half b%2 ----

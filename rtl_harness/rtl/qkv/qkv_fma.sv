@@ -38,7 +38,9 @@ module qkv_fma (
   logic [10:0] d;
   logic        sticky_y, sx, sy, sub, rsign, y_gt_x;
   logic [5:0]  lz;
-  logic [24:0] m25;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [24:0] m25;   // bit 23 is the implicit one
+  /* verilator lint_on UNUSEDSIGNAL */
   logic        guard, stk, inc;
   logic [31:0] gen;
 

@@ -12,7 +12,9 @@ module qkv_f32_to_bf16 (
   input  logic [31:0] x,
   output logic [15:0] y
 );
-  logic [31:0] t;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [31:0] t;   // the low half is rounded away
+  /* verilator lint_on UNUSEDSIGNAL */
   always_comb begin
     t = x + 32'h0000_7fff + {31'd0, x[16]};
     if (x[30:23] == 8'hff && x[22:0] != 23'd0) y = {x[31], 15'h7fc0};
@@ -44,7 +46,9 @@ module qkv_bf16_div (
   logic [26:0] q;
   logic [23:0] mant;
   logic        guard, stk, inc;
-  logic [24:0] m25;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [24:0] m25;   // bit 23 is the implicit one
+  /* verilator lint_on UNUSEDSIGNAL */
   logic signed [10:0] er, er_rnd;
   logic [31:0] f;
 
@@ -93,10 +97,10 @@ module qkv_bf16_exp (
 );
   logic [15:0] rom;
   logic [7:0]  e;
-  logic [7:0]  eoff;
+  logic [3:0]  eoff;   // exponent - 118 inside the table's range [118, 133]
   assign e = x[14:7];
-  assign eoff = e - 8'd118;
-  qkv_exp_rom u_rom (.idx({x[15], eoff[3:0], x[6:0]}), .val(rom));
+  assign eoff = e[3:0] - 4'd6;   // 118 = 0x76: the low nibble minus 6, mod 16
+  qkv_exp_rom u_rom (.idx({x[15], eoff, x[6:0]}), .val(rom));
   always_comb begin
     if (e == 8'hff && x[6:0] != 7'd0) y = {x[15], 15'h7fc0};        // NaN: quieted, sign kept
     else if (e == 8'hff)               y = x[15] ? 16'h0000 : 16'h7f80; // exp(-inf) = 0, exp(inf) = inf

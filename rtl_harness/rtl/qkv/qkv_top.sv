@@ -30,7 +30,9 @@ module qkv_top #(
   // instructions
   input  logic          instr_valid,
   output logic          instr_ready,
-  input  logic [63:0]   instr_word,
+  /* verilator lint_off UNUSEDSIGNAL */
+  input  logic [63:0]   instr_word,   // bits [63:58] are reserved
+  /* verilator lint_on UNUSEDSIGNAL */
   output logic          busy,
   output logic          done,
   output logic          err,
