@@ -6,7 +6,7 @@ bank size synthesized on its own. Three yosys processes run side by side (qkv_to
 unit and the buffers as black boxes; the softmax unit; both buffer sizes and both bank sizes).
 
 Slow test (--runslow): exactly ``read_verilog -sv <all sources>; synth -top qkv_top``, the banks
-mapped to flip-flops (about 200,000 of them): about 6 minutes and 2 GB.
+mapped to flip-flops (about 200,000 of them): about 2 minutes.
 """
 
 from __future__ import annotations

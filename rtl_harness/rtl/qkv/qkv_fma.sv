@@ -10,10 +10,11 @@
 //
 // Datapath (W = 32 bits): the operand with the larger leading-bit exponent (X) is placed with its
 // leading one at bit W-2, the other (Y) is shifted right by the exponent difference; bits shifted
-// out are ORed into bit 0 (sticky). X has at most 24 significant bits, so bits are lost only when
-// the difference is >= 7, where at most one bit cancels and bit 0 stays below the round bit: the
-// bits above bit 0 are exactly floor(exact sum) and bit 0 says "inexact", which is all RNE needs.
-// Shorter differences are exact (cancellation of any length, then the exact FTZ decision).
+// out are ORed into bit 0 (sticky). X has at most 24 significant bits and Y's lowest bit sits at
+// bit 7 or lower only after a shift, so bits are lost only for differences >= 8, where at most one
+// bit cancels and the round bit is at bit 5 or above: the computed sum then has the same bits as
+// the exact one from bit 1 up and a nonzero low part exactly when the exact one does, which is all
+// RNE and the FTZ test need. Shorter differences are exact (cancellation of any length).
 // Purely combinational: one accumulation step per cycle in the gemm lanes.
 
 module qkv_fma (
