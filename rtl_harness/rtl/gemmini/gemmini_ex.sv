@@ -12,7 +12,8 @@
 //           All operand reads finish before C is written, so C may overlap A/B/D.
 //   LOAD    (compute_preloaded) D cycles shift the preload matrix into the state chain
 //           (WS: weights B, transposed when B_transpose; OS: initial partial sums D).
-//   STREAM  3D-1 cycles; mesh row q receives A-buffer element (q, t-q) at cycle t (zero outside),
+//   STREAM  3D-1 cycles; mesh row q receives A-buffer element (q, t-q) at cycle t (zero outside;
+//           the A buffer holds A in OS, A transposed in WS, where mesh rows are the k index),
 //           column j receives Y-buffer element (t-j, j) at the top (WS: bias D, OS: B). In WS the
 //           result (i, j) leaves column j's bottom at cycle i+D+j; in OS every PE accumulates.
 //   DRAIN   (OS) D cycles rotate the state chain once around, reading the bottom row each cycle;
