@@ -161,6 +161,7 @@ def _scale_to_int8(x: np.ndarray, scale_bits: int) -> np.ndarray:
     """x -> fp32 (RNE) -> x * scale (fp32, RNE) -> round half to even -> saturate int8."""
     with np.errstate(all="ignore"):
         y = np.rint(x.astype(np.float32) * _f32(scale_bits))
+    y = np.where(np.isnan(y), 0, y)     # a NaN product saturates to 0 (as the RTL's converter does)
     return np.clip(y, -128, 127).astype(np.int8)
 
 
@@ -177,6 +178,7 @@ def _rounding_right_shift(x: np.ndarray, s: int) -> np.ndarray:
     x = x.astype(np.int64)
     if s <= 0:
         return x << -s
+    s = min(s, 62)     # |x| < 2^61 here: any larger shift rounds to the same 0 (the field is 32 bits)
     q = x >> s
     half = (x >> (s - 1)) & 1
     sticky = (x & ((1 << (s - 1)) - 1)) != 0
@@ -284,6 +286,7 @@ class StreamMachine:
             x = np.zeros((rows, cols), np.int32)   # Spike: DRAM address 0 loads zeros
         else:
             self._dram_range(c.rs1, (rows - 1) * stride + cols * eb)
+            stride = stride if rows > 1 else 0      # (a one-row load ignores it, however large)
             idx = c.rs1 + np.arange(rows)[:, None] * stride + np.arange(cols * eb)[None, :]
             raw = self.dram[idx]
             x = raw.view(np.int8).astype(np.int32) if eb == 1 else raw.reshape(rows, cols, 4).copy().view("<i4")[..., 0]

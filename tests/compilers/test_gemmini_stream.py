@@ -260,3 +260,20 @@ def test_levels_agree_on_rounding_ties(shift: int, dim: int) -> None:
     d = np.arange(dim * dim).astype(np.uint8).view(np.int8).astype(np.int64).reshape(dim, dim)
     want = np.array([[round(int(v) / 2 ** shift) for v in row] for row in d])
     np.testing.assert_array_equal(s.spad[20:20 + dim, :dim], want)
+
+
+def test_extreme_fields_stay_in_the_model() -> None:
+    """A sys_shift far beyond the data width rounds to 0, a NaN scale product saturates to 0 and a
+    one-row mvin ignores a huge DRAM stride (no OverflowError, no numpy cast warning)."""
+    import warnings
+
+    x = np.array([-5, 5, 2 ** 40, -(2 ** 40)])
+    assert np.array_equal(gs._rounding_right_shift(x, 2 ** 31), np.zeros(4))
+    assert np.array_equal(gs._rounding_right_shift(np.array([-5, 5, 6, 7]), 1), [-2, 2, 3, 4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(gs._scale_to_int8(np.array([1, -2]), 0x7FC00000), [0, 0])
+    m = gs.StreamMachine(4)
+    m.dram[16:20] = 3
+    m.run([gs.config_ld(0, 2 ** 63 + 5, ONE), gs.Command(gs.MVIN, 16, gs.operand(1, 4, 0))])
+    assert (m.spad[0] == 3).all()
