@@ -14,10 +14,7 @@ HBM u8[2^20]. Cycles are measured by the RTL (instruction accept to done, back t
 from __future__ import annotations
 
 import ctypes
-import fcntl
-import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import ml_dtypes
@@ -104,26 +101,11 @@ def decode(word: int) -> Concrete:
     return Concrete(name, tuple(attrs))
 
 
-@contextmanager
-def _build_lock(what: str) -> Iterator[None]:
-    """Serialize builds of one model across processes (pytest-xdist workers), so that the second
-    process finds the finished build instead of racing on the same directory."""
-    root = verilate.build_root()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f".{what}.lock", "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lk, fcntl.LOCK_UN)
-
-
 def build(params: Mapping[str, int] | None = None) -> Path:
     """Verilate qkv_top with ``params`` (default :data:`DEFAULT_PARAMS`) and the shim; the .so path
     (cached under build/rtl). Raises :class:`verilate.RtlUnavailable` / :class:`verilate.RtlBuildError`."""
-    with _build_lock("qkv_top"):
-        return verilate.build_model("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), SHIM,
-                                    extra_args=VERILATOR_ARGS)
+    return verilate.build_model("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), SHIM,
+                                extra_args=VERILATOR_ARGS)
 
 
 _U8P = ctypes.POINTER(ctypes.c_uint8)
@@ -269,8 +251,7 @@ class FpuProbe:
     the gemm lanes' FMA, the softmax row-sum add, the divider and the exp."""
 
     def __init__(self) -> None:
-        with _build_lock("qkv_fpu_probe"):
-            lib = verilate.build_model("qkv_fpu_probe", PROBE_SOURCES, {}, PROBE_SHIM, extra_args=VERILATOR_ARGS)
+        lib = verilate.build_model("qkv_fpu_probe", PROBE_SOURCES, {}, PROBE_SHIM, extra_args=VERILATOR_ARGS)
         c = ctypes.CDLL(str(lib))
         vp = ctypes.c_void_p
         u32p = ctypes.POINTER(ctypes.c_uint32)
@@ -311,18 +292,8 @@ TB_DIR = Path(__file__).resolve().parent / "tb"
 def run_cocotb(env: Mapping[str, str], params: Mapping[str, int] | None = None, testcase: str | None = None) -> Path:
     """Run the cocotb testbench rtl_harness/tb/qkv_tb.py (its ``QKV_TB_*`` settings in ``env``) on
     qkv_top with ``params``; returns the results XML, raises when a test fails."""
-    old = os.environ.get("MAKEFLAGS")
-    # cocotb's runner calls make itself: the PCH flag (verilate.PCH_FIX) goes in through MAKEFLAGS
-    os.environ["MAKEFLAGS"] = f"{old or '-j2'} {verilate.PCH_FIX[1]}"
-    try:
-        with _build_lock("qkv_top-cocotb"):
-            return verilate.cocotb_run("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), "qkv_tb",
-                                       TB_DIR, testcase=testcase, extra_env=dict(env))
-    finally:
-        if old is None:
-            os.environ.pop("MAKEFLAGS", None)
-        else:
-            os.environ["MAKEFLAGS"] = old
+    return verilate.cocotb_run("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), "qkv_tb", TB_DIR,
+                               testcase=testcase, extra_env=dict(env))
 
 
 _MODELS: dict[tuple[tuple[str, int], ...], QkvRtl] = {}
