@@ -104,7 +104,7 @@ def test_docs_operator_table_in_sync() -> None:
 def test_check_runs_on_the_simulator_backend_and_rejects_bad_counts(capsys, tmp_path: Path) -> None:
     k = str(CORPUS / "paper" / "gemmini_gemm.hlo")
     o = str(tmp_path / "g.asm")
-    assert main(["check", k, "--target", "gemmini", "--check", "1", "--proofs", "cached", "-o", o]) == 0
+    assert main(["check", k, "--target", "gemmini", "--check", "1", "-o", o]) == 0   # proves what it lacks
     assert "equal the reference bit for bit; 80 cycles" in capsys.readouterr().out
     assert main(["check", k, "--target", "gemmini", "--check", "0", "-o", o]) == 2
     assert "--check must be at least 1" in capsys.readouterr().err
