@@ -209,8 +209,14 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
     g = _read_graph(args.file)
     acc = load_target(args.target)
     gate = ProofGate(prove_missing=args.proofs == "prove", log=lambda m: print(f"accv: {m}", file=sys.stderr))
+    cost = None
+    if getattr(args, "cost", "description") == "rtl":
+        from rtl_harness.runner import rtl_cost
+        from semantics.inputs import random_inputs
+
+        cost = rtl_cost(acc, random_inputs(g, args.seed))
     try:
-        res = compile_graph(g, acc, rules=IrRules.for_target(acc, gate))
+        res = compile_graph(g, acc, cost=cost, rules=IrRules.for_target(acc, gate))
     except Unsupported as e:
         if gate.skipped:
             raise Unsupported(f"{e.reason} ({len(gate.skipped)} rule instantiation(s) without a passing proof "
@@ -235,7 +241,8 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
         extra.append(str(c_file))
     st = res.stats
     hbm_bytes = sum(acc.instructions[c.name].cost.hbm_bytes.eval(c.env) for c in prog.instructions)
-    print(f"{args.file}: {len(prog.instructions)} instructions for {acc.name}, estimated {res.cost:g} cycles, "
+    what = "RTL-measured" if cost is not None else "estimated"
+    print(f"{args.file}: {len(prog.instructions)} instructions for {acc.name}, {what} {res.cost:g} cycles, "
           f"{hbm_bytes} HBM bytes moved, {len(prog.constants)} constant(s); compiled in {st.total * 1e3:.1f} ms "
           f"({st.candidates} candidate(s))")
     print(f"  -> {out}" + "".join(f", {e}" for e in extra))
@@ -325,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare with the reference on N random input sets on the simulator (default 3; 0: no check)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first check input set (default 0)")
     p.add_argument("--stats", action="store_true", help="print e-graph sizes and the time of each module")
+    p.add_argument("--cost", choices=("description", "rtl"), default="description",
+                   help="cost model choosing among candidate programs: the description's per-instruction cycle "
+                        "estimates (default) or cycles measured on the Verilated RTL (gemmini, qkv)")
     p.add_argument("--proofs", choices=("prove", "cached"), default="prove",
                    help="rewrite rules fire only with a passing proof of their text: 'prove' (default) proves a "
                         "missing one at its first use and caches it under build/proofs; 'cached' uses cached "
@@ -341,6 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", type=int, default=3, metavar="N", help="random input sets (default 3)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first input set (default 0)")
     p.add_argument("--stats", action="store_true", help="print e-graph sizes and the time of each module")
+    p.add_argument("--cost", choices=("description", "rtl"), default="description",
+                   help="cost model choosing among candidate programs: the description's per-instruction cycle "
+                        "estimates (default) or cycles measured on the Verilated RTL (gemmini, qkv)")
     p.add_argument("--proofs", choices=("prove", "cached"), default="prove",
                    help="as for compile: prove missing rule proofs at first use, or use cached proofs only")
     p.set_defaults(fn=cmd_check)

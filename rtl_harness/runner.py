@@ -98,3 +98,16 @@ class RtlBackend:
             n = byte_size(pl.type)
             outs.append(unbflat(mem["d0"][pl.addr:pl.addr + n].copy(), pl.type))
         return RunResult(outs, cycles, [f"{len(program.instructions)} instructions, {cycles} RTL cycles"])
+
+
+def rtl_cost(acc: Accelerator, inputs: Sequence[np.ndarray], dram_latency: int | None = None):  # noqa: ANN201
+    """A cost model for the compiler's candidate selection (``compile_graph(cost=...)``): the RTL
+    cycles of a candidate program on ``inputs`` (the designs' timing does not depend on the data)."""
+    backend = RtlBackend.for_target(acc, dram_latency=dram_latency)
+
+    def cost(program: Program) -> float:
+        cycles = backend.run(program, inputs).cycles
+        assert cycles is not None
+        return float(cycles)
+
+    return cost
