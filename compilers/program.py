@@ -15,13 +15,17 @@ tensor's bytes in HBM are its bflat image under that layout.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from semantics.errors import AccvError, SourceLoc
+import numpy as np
+
+from semantics.errors import AccvError, InputError, SourceLoc
 from semantics.types import TensorType
 
-__all__ = ["AsmError", "Concrete", "Placement", "Program", "parse_asm", "print_asm", "read_asm"]
+__all__ = ["AsmError", "Concrete", "Placement", "Program", "hbm_image", "parse_asm", "print_asm", "read_asm",
+           "read_outputs"]
 
 
 class AsmError(AccvError):
@@ -167,3 +171,42 @@ def read_asm(path: str | Path) -> Program:
     except (OSError, UnicodeDecodeError) as e:
         raise AsmError(f"cannot read {path}: {e}") from None
     return parse_asm(text, str(path))
+
+
+def hbm_image(program: Program, inputs: Sequence[np.ndarray], size: int) -> np.ndarray:
+    """The HBM bytes every backend starts a run from: each input's bflat image at its placement
+    and the constant section. Raises InputError for inputs that do not match the placements and
+    AsmError for a placement outside an HBM of ``size`` bytes."""
+    from semantics.layout import bflat
+
+    img = np.zeros(size, np.uint8)
+    placements = sorted(program.inputs, key=lambda p: p.index)
+    if len(inputs) != len(placements):
+        raise InputError(f"program takes {len(placements)} inputs, {len(inputs)} given")
+
+    def put(addr: int, data: np.ndarray, what: str) -> None:
+        if addr < 0 or addr + data.size > size:
+            raise AsmError(f"{what}: bytes [{addr}, {addr + data.size}) lie outside HBM of {size} bytes")
+        img[addr:addr + data.size] = data
+
+    for pl, x in zip(placements, inputs, strict=True):
+        a = np.asarray(x)
+        if a.dtype != pl.type.dtype.np or a.shape != pl.type.shape:
+            raise InputError(f"input {pl.index} is {a.dtype}{list(a.shape)}, the program expects {pl.type}")
+        put(pl.addr, np.asarray(bflat(a, pl.type), np.uint8).reshape(-1), f"input {pl.index}")
+    for addr, data in program.constants:
+        put(addr, np.frombuffer(bytes(data), np.uint8), f"constant @{addr}")
+    return img
+
+
+def read_outputs(program: Program, hbm: np.ndarray) -> list[np.ndarray]:
+    """The program's outputs (unbflat of their placements) from final HBM bytes."""
+    from semantics.layout import byte_size, unbflat
+
+    outs = []
+    for pl in sorted(program.outputs, key=lambda p: p.index):
+        n = byte_size(pl.type)
+        if pl.addr < 0 or pl.addr + n > hbm.size:
+            raise AsmError(f"output {pl.index}: bytes [{pl.addr}, {pl.addr + n}) lie outside HBM of {hbm.size} bytes")
+        outs.append(unbflat(hbm[pl.addr:pl.addr + n].copy(), pl.type))
+    return outs

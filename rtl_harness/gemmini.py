@@ -27,9 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from compilers.gemmini_stream import Command, encode
-from compilers.program import Program
+from compilers.program import Program, hbm_image, read_outputs
 from semantics.errors import AccvError
-from semantics.layout import bflat, byte_size, unbflat
 
 from . import verilate
 
@@ -298,14 +297,8 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], dim: int = 16, d
                 commands: Sequence[Command] | None = None) -> tuple[list[np.ndarray], int]:
     """The RTL counterpart of ``compilers.gemmini_stream.run_program``: encode ``program`` (unless
     ``commands`` are given), place inputs and constants in DRAM, run, read the outputs back."""
-    img = np.zeros(dram_size, np.uint8)
-    for pl, x in zip(sorted(program.inputs, key=lambda p: p.index), inputs, strict=True):
-        b = np.frombuffer(bytes(bflat(np.asarray(x), pl.type)), np.uint8)
-        img[pl.addr:pl.addr + b.size] = b
-    for addr, data in program.constants:
-        img[addr:addr + len(data)] = np.frombuffer(bytes(data), np.uint8)
+    img = hbm_image(program, inputs, dram_size)
     cmds = encode(program, dim) if commands is None else commands
     state, cycles = run_commands(cmds, img, dim=dim)
-    outs = [unbflat(state.dram[pl.addr:pl.addr + byte_size(pl.type)].copy(), pl.type)
-            for pl in sorted(program.outputs, key=lambda p: p.index)]
+    outs = read_outputs(program, state.dram)
     return outs, cycles

@@ -20,9 +20,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from compilers.program import Concrete, Program
+from compilers.program import Concrete, Program, hbm_image, read_outputs
 from semantics.errors import AccvError
-from semantics.layout import bflat, byte_size, unbflat
 
 from . import verilate
 
@@ -343,28 +342,7 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], params: Mapping[
     :func:`compilers.simulator.simulate` does; returns (outputs, cycles)."""
     if program.target != "qkv":
         raise QkvRtlError(f"program is for target '{program.target}', not 'qkv'")
-    img = np.zeros(HBM_BYTES, np.uint8)
-    placements = sorted(program.inputs, key=lambda p: p.index)
-    if len(inputs) != len(placements):
-        raise QkvRtlError(f"program takes {len(placements)} inputs, {len(inputs)} given")
-
-    def put(addr: int, data: np.ndarray, what: str) -> None:
-        if addr < 0 or addr + data.size > HBM_BYTES:
-            raise QkvRtlError(f"{what}: bytes [{addr}, {addr + data.size}) lie outside HBM of {HBM_BYTES} bytes")
-        img[addr:addr + data.size] = data
-
-    for pl, x in zip(placements, inputs, strict=True):
-        a = np.asarray(x)
-        if a.dtype != pl.type.dtype.np or a.shape != pl.type.shape:
-            raise QkvRtlError(f"input {pl.index} is {a.dtype}{list(a.shape)}, the program expects {pl.type}")
-        put(pl.addr, np.asarray(bflat(a, pl.type), np.uint8), f"input {pl.index}")
-    for addr, data in program.constants:
-        put(addr, np.frombuffer(bytes(data), np.uint8), f"constant @{addr}")
+    img = hbm_image(program, inputs, HBM_BYTES)
     hbm, _, _, cycles = run_instructions(program.instructions, img, params=params)
-    outs = []
-    for pl in sorted(program.outputs, key=lambda p: p.index):
-        n = byte_size(pl.type)
-        if pl.addr < 0 or pl.addr + n > HBM_BYTES:
-            raise QkvRtlError(f"output {pl.index}: bytes [{pl.addr}, {pl.addr + n}) lie outside HBM")
-        outs.append(unbflat(hbm[pl.addr:pl.addr + n].copy(), pl.type))
+    outs = read_outputs(program, hbm)
     return outs, cycles

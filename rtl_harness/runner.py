@@ -20,12 +20,11 @@ import numpy as np
 
 from compilers.backend import BackendUnavailable, RunResult
 from compilers.isa import Accelerator
-from compilers.program import Program
-from semantics.layout import bflat, byte_size, unbflat
+from compilers.program import Program, hbm_image, read_outputs
 
 from . import verilate
 
-__all__ = ["RTL_TARGETS", "RtlBackend", "hbm_image", "run_program"]
+__all__ = ["RTL_TARGETS", "RtlBackend", "rtl_cost", "run_program"]
 
 RTL_TARGETS = ("gemmini", "qkv")
 
@@ -36,23 +35,6 @@ def _need(target: str) -> None:
     why = verilate.available()
     if why is not None:
         raise BackendUnavailable(f"the rtl backend is unavailable: {why}")
-
-
-def hbm_image(program: Program, inputs: Sequence[np.ndarray], size: int) -> np.ndarray:
-    """The HBM bytes a run starts from: inputs' bflat images and the constant section."""
-    img = np.zeros(size, np.uint8)
-    placements = sorted(program.inputs, key=lambda p: p.index)
-    if len(inputs) != len(placements):
-        raise BackendUnavailable(f"program takes {len(placements)} inputs, {len(inputs)} given")
-    for pl, x in zip(placements, inputs, strict=True):
-        a = np.asarray(x)
-        if a.dtype != pl.type.dtype.np or a.shape != pl.type.shape:
-            raise BackendUnavailable(f"input {pl.index} is {a.dtype}{list(a.shape)}, the program expects {pl.type}")
-        b = bflat(a, pl.type)
-        img[pl.addr:pl.addr + b.size] = b
-    for addr, data in program.constants:
-        img[addr:addr + len(data)] = np.frombuffer(bytes(data), np.uint8)
-    return img
 
 
 def run_program(target: str, program: Program, hbm: np.ndarray, dram_latency: int | None = None
@@ -93,10 +75,7 @@ class RtlBackend:
     def run(self, program: Program, inputs: Sequence[np.ndarray]) -> RunResult:
         hbm = hbm_image(program, inputs, self.acc.hbm_size)
         mem, cycles = run_program(self.acc.name, program, hbm, self.dram_latency)
-        outs = []
-        for pl in sorted(program.outputs, key=lambda p: p.index):
-            n = byte_size(pl.type)
-            outs.append(unbflat(mem["d0"][pl.addr:pl.addr + n].copy(), pl.type))
+        outs = read_outputs(program, mem["d0"])
         return RunResult(outs, cycles, [f"{len(program.instructions)} instructions, {cycles} RTL cycles"])
 
 
