@@ -19,7 +19,7 @@ Dot and reduce have no symbolic-shape encoding: these rules are proved by enumer
 
 from __future__ import annotations
 
-from .dsl import INTS, NUM, broadcast, concat, const, convert, dot, iota, op, reshape, rule, slice_, transpose
+from .dsl import INTS, NUM, broadcast, concat, const, convert, dot, full, iota, op, reshape, rule, slice_, transpose
 
 
 def _mm(a, b, dtype=None):
@@ -157,6 +157,19 @@ def _dot_outer(c):
     av = broadcast(reshape(a, [m]), [m, n], (0,))
     bv = broadcast(reshape(b, [n]), [m, n], (1,))
     return _mm(a, b), op("multiply", av, bv), [a.shape[1] == 1]
+
+
+@rule("dot(a, b) with K = 1 => fma(broadcast(a), broadcast(b), -0.0)", family="dot", dtypes=("f32",),
+      ranks=(2,))
+def _dot_outer_fma(c):
+    """The f32 one-element contraction as the semantics defines it: one step of the FMA chain
+    from -0.0 (an x86 VFMADD231PS into a register holding -0.0). The multiply form is true as
+    well, but z3 does not prove the FMA-versus-multiply equality within the timeout."""
+    a, b = c.tensor("a"), c.tensor("b")
+    m, n = a.shape[0], b.shape[1]
+    av = broadcast(reshape(a, [m]), [m, n], (0,))
+    bv = broadcast(reshape(b, [n]), [m, n], (1,))
+    return _mm(a, b), op("fma", av, bv, full(-0.0, [m, n], "f32")), [a.shape[1] == 1]
 
 
 @rule("dot(multiply(a, broadcast(s)), b) => multiply(dot(a, b), broadcast(s))", family="dot", dtypes=INTS,
