@@ -161,17 +161,17 @@ def tile_config(program: Program) -> list[tuple[int, int]]:
                             f"{r} x {c} by instruction {j}; one palette configuration per program")
         shapes.setdefault(t, (rows, colsb, i))
 
+    from .targets import load_target
+
+    acc = load_target("amx")
     zeroed: set[int] = set()
     for i, ins in enumerate(program.instructions):
         e = ins.env
-        if ins.name in ("tileloadd", "tilestored"):
-            use(e["t"], e["rows"], e["colsb"], i, ins)
-        elif ins.name in ("tdpbusd", "tdpbf16ps"):
-            m, k, n = e["m"], e["k"], e["n"]
-            use(e["c"], m, 4 * n, i, ins)
-            use(e["a"], m, 4 * k, i, ins)
-            use(e["b"], k, 4 * n, i, ins)
-        elif ins.name == "tilezero":
+        d = acc.instructions.get(ins.name)
+        for reg, shape in (d.config if d is not None else ()):   # the description's tile shapes
+            rows, colsb = (int(x.eval(e)) for x in shape)
+            use(e[reg], rows, colsb, i, ins)
+        if ins.name == "tilezero":
             if not 0 <= e["t"] < 8:
                 raise EmitError(f"instruction {i} '{ins}': tile {e['t']} does not exist (tmm0..tmm7)")
             zeroed.add(e["t"])

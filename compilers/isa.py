@@ -136,6 +136,11 @@ class InstrDef:
     #: becomes one command pair with its compute) / the previous instruction must be one of these
     followed_by: tuple[str, ...] = ()
     preceded_by: tuple[str, ...] = ()
+    #: register shapes fixed per program (e.g. an AMX tile's palette rows / colsb): for a β
+    #: attribute naming a register, the α expressions of the shape this instruction uses it
+    #: with; two instructions using one register with different shapes conflict (phase 2 keeps
+    #: them on different registers)
+    config: tuple[tuple[str, tuple[Expr, ...]], ...] = ()
 
     def search_values(self, a: str) -> tuple[int, ...] | None:
         """The values of α attribute ``a`` the compiler tries (None: it derives them from the
@@ -233,11 +238,14 @@ class Accelerator:
                         semantics: str, constraints: Sequence[str] = (), contract: NumericContract | None = None,
                         cycles: str | int = 1, hbm_bytes: str | int = 0, doc: str = "",
                         search: Mapping[str, Sequence[int]] | None = None, followed_by: Sequence[str] = (),
-                        preceded_by: Sequence[str] = ()) -> InstrDef:
+                        preceded_by: Sequence[str] = (),
+                        config: Mapping[str, Sequence[str | int]] | None = None) -> InstrDef:
         """Declare an instruction. ``alpha`` maps each computational attribute to its domain (the
         values the compiler may choose and validation samples from). ``followed_by`` /
         ``preceded_by``: the instructions that must come directly after / before it in a program
-        (fused command pairs); the scheduler and the target's encoder both read them."""
+        (fused command pairs); the scheduler and the target's encoder both read them. ``config``:
+        per register-naming β attribute, the shape (α expressions) the register must be
+        configured with for this instruction (one configuration per program)."""
         where = f"{self.name}.{name}"
         if name in self.instructions:
             raise IsaError("instruction is defined twice", where=where)
@@ -251,7 +259,8 @@ class Accelerator:
                 contract=contract or NumericContract(), cost=Cost(parse_expr(cycles), parse_expr(hbm_bytes)),
                 doc=doc, target=self.name,
                 search=tuple((k, tuple(int(v) for v in vals)) for k, vals in (search or {}).items()),
-                followed_by=tuple(followed_by), preceded_by=tuple(preceded_by))
+                followed_by=tuple(followed_by), preceded_by=tuple(preceded_by),
+                config=tuple((k, _exprs(v)) for k, v in (config or {}).items()))
         except ExprError as e:
             raise IsaError(str(e), where=where) from None
         self.instructions[name] = ins

@@ -9,8 +9,9 @@ it took to find the current best (the termination heuristic).
 
 Fallbacks: a pii graph whose CSP fails for every order goes back to extraction (§4.2.3); an
 extraction with no pii graph within Γ(k) goes back to rewriting (§5.4). A kernel for which the
-e-graph saturates without any complete pii graph raises :class:`Unsupported` with the reason
-(the topmost value no instruction can produce).
+e-graph saturates without any complete pii graph goes to tiling with the identity instructions
+slice^H / concat^H (:mod:`.tiling`, §5.2.3); if that finds none either, :class:`Unsupported` is
+raised with the reason (the topmost value no instruction can produce).
 
 The cost model is pluggable: a function Program -> float; the default sums the description's
 per-instruction cycle estimates.
@@ -75,6 +76,7 @@ class Stats:
     total: float = 0.0
     best_at: float = 0.0
     bounded: bool = False
+    tiled: bool = False          # the pii graph came from the slice^H / concat^H fallback
     last_failure: str = ""
 
     def add(self, key: str, dt: float) -> None:
@@ -170,7 +172,46 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
                 break   # saturated and nothing new within Γ(k): the enumeration is exhausted
             # else: a pii graph exists but has more than Γ(k) piis: raise k (§5.4)
     if stats.candidates == 0:
+        # completeness fallback (§5.2.3, §4.2.3): tiling with the identity instructions
+        t = time.perf_counter()
+        pg = _tiled(graph, kernel, acc, rules)
+        stats.add("M3", time.perf_counter() - t)
+        if pg is not None:
+            stats.tiled = True
+            stats.pii_graphs += 1
+            for prog, count in _schedule(acc, pg, lay, stats):
+                yield prog, count
+                return
+            last_reason = stats.last_failure or last_reason
         raise Unsupported(last_reason or "no pii graph found")
+
+
+def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules) -> phase1.PiiGraph | None:
+    """The pii graph of :mod:`.tiling` (slice^H / concat^H), or None. Its two identities beyond
+    data movement are used only where the library rule stating them passes the proof gate."""
+    from rewrite_rules.library import load
+    from semantics.types import TupleType
+
+    from . import tiling
+    from .rewrite import _instantiate
+
+    library = load()
+
+    def identity(name: str, dtype: str) -> bool:
+        r = library.get(name)
+        if r is None:
+            return False
+        insts = [i for i in _instantiate(r) if i.dtype == dtype]
+        return bool(insts) and rules.gate.ok(insts[0])
+
+    dims: set[int] = set()
+    for ins in graph.entry.instructions:
+        ts = ins.type.elements if isinstance(ins.type, TupleType) else [ins.type]
+        for tt in ts:
+            dims.update(int(d) for d in tt.shape)
+            dims.add(tt.dtype.nbytes)
+    tl = tiling.Tiler(acc, dims, identity, kernel.inputs)
+    return tl.build([tiling.view_of(r) for r in kernel.roots])
 
 
 def _schedule(acc: Accelerator, pg: phase1.PiiGraph, lay: phase2.Layout,

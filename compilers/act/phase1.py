@@ -404,11 +404,13 @@ def constants(egraph: EGraph, snap: Snapshot) -> list[bool]:
 
 @dataclass
 class PiiNode:
-    """One node of a pii graph: an instruction θ_{α,?} (``instr``), a flattened input, or a
-    constant, with the value ids of its operands (None for an operand g_θ ignores)."""
+    """One node of a pii graph: an instruction θ_{α,?} (``instr``), a flattened input (from byte
+    ``offset`` on: slice^H of an input), a constant, or concat^H of HBM pieces (``operands`` at
+    byte ``offsets`` of the node's slice), with the value ids of its operands (None for an
+    operand g_θ ignores). Identity nodes emit no instruction (§5.2.3)."""
 
     id: int
-    kind: str                      # "pii" | "input" | "const"
+    kind: str                      # "pii" | "input" | "const" | "concat"
     instr: str = ""
     alpha: tuple[tuple[str, int], ...] = ()
     buffer: str = HBM
@@ -417,6 +419,8 @@ class PiiNode:
     input_index: int = -1
     literal: object = None
     eclass: int = -1
+    offset: int = 0
+    offsets: tuple[int, ...] = ()
 
 
 @dataclass
@@ -428,7 +432,7 @@ class PiiGraph:
         return sum(1 for n in self.nodes if n.kind == "pii")
 
     def signature(self) -> tuple:
-        return tuple((n.kind, n.instr, n.alpha, n.operands, n.input_index) for n in self.nodes)
+        return tuple((n.kind, n.instr, n.alpha, n.operands, n.input_index, n.offset, n.offsets) for n in self.nodes)
 
     def rematerialized(self, acc: Accelerator) -> PiiGraph | None:
         """The same computation with every shared fused pii (an instruction with ``followed_by``,

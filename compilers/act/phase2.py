@@ -12,6 +12,13 @@
   fixed seed (C.5: deterministic).
 - Module 6 (:func:`emit`): the concrete instruction stream (identity piis dropped) and the
   constant section (C.6: constants are disjoint, concatenated into d0).
+
+Identity nodes (slice^H of an input, concat^H; :mod:`.tiling`) emit nothing: an input slice is at
+its input's placement plus its offset, a concat^H's pieces at its region's start plus theirs
+(CSP2), values of one alias group (:func:`alias_groups`) share memory by construction and are
+not CSP4 pairs, and a concat^H lives from its first piece's write to its last use. Register
+shapes fixed per program (the description's ``config``) keep differently shaped uses of one
+register file on different registers.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from .phase1 import PiiGraph
 __all__ = ["su_order", "orders", "fuse", "Layout", "hbm_layout", "solve", "emit", "Allocation"]
 
 ALIGN = 64
+OPTIMIZE_MAX = 40      # pii graphs up to this size get the low-address objective
 
 
 def _mem(acc: Accelerator, g: PiiGraph, v: int) -> tuple[str, int]:
@@ -40,6 +48,42 @@ def _mem(acc: Accelerator, g: PiiGraph, v: int) -> tuple[str, int]:
     t = n.type
     assert t is not None
     return n.buffer, t.size * t.dtype.nbytes
+
+
+def deps(g: PiiGraph, v: int) -> list[int]:
+    """The pii producers ``v`` reads, looking through concat^H (identity) nodes."""
+    out: list[int] = []
+    for o in g.nodes[v].operands:
+        if o is None:
+            continue
+        k = g.nodes[o].kind
+        if k == "pii":
+            out.append(o)
+        elif k == "concat":
+            out.extend(x for x in deps(g, o) if x not in out)
+    return out
+
+
+def alias_groups(g: PiiGraph) -> dict[int, int]:
+    """Values that share memory by construction (identity instructions): slices of one input,
+    and a concat^H with its pieces. Maps node id -> group representative."""
+    parent = {n.id: n.id for n in g.nodes}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    first_input: dict[int, int] = {}
+    for n in g.nodes:
+        if n.kind == "input":
+            parent[find(n.id)] = find(first_input.setdefault(n.input_index, n.id))
+        elif n.kind == "concat":
+            for o in n.operands:
+                if o is not None:
+                    parent[find(o)] = find(n.id)
+    return {n.id: find(n.id) for n in g.nodes}
 
 
 def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
@@ -54,8 +98,7 @@ def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
     def compute(v: int) -> dict[str, float]:
         if v in esun:
             return esun[v]
-        n = g.nodes[v]
-        ops = [o for o in n.operands if o is not None and g.nodes[o].kind == "pii"]
+        ops = deps(g, v)
         res: dict[str, float] = {}
         for d in bufs:
             taus = []
@@ -69,10 +112,16 @@ def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
     done: set[int] = set()
 
     def visit(v: int) -> None:
-        if v in done or g.nodes[v].kind != "pii":
+        if v in done:
+            return
+        if g.nodes[v].kind == "concat":
+            for o in deps(g, v):
+                visit(o)
+            return
+        if g.nodes[v].kind != "pii":
             return
         done.add(v)
-        ops = [o for o in g.nodes[v].operands if o is not None and g.nodes[o].kind == "pii"]
+        ops = deps(g, v)
 
         def tau(i: int) -> float:
             x = ops[i]
@@ -96,7 +145,7 @@ def fuse(acc: Accelerator, g: PiiGraph, order: list[int]) -> list[int] | None:
     earliest consumer; one that must follow its producer is moved up to just after it. None when
     the order cannot be repaired (the consumer is of the wrong kind, two fused pairs compete, or
     the move would break a dependency)."""
-    ops = {v: [o for o in g.nodes[v].operands if o is not None and g.nodes[o].kind == "pii"] for v in order}
+    ops = {v: deps(g, v) for v in order}
     users: dict[int, list[int]] = {v: [] for v in order}
     for v in order:
         for o in ops[v]:
@@ -143,7 +192,7 @@ def _orders(acc: Accelerator, g: PiiGraph, limit: int) -> Iterator[list[int]]:
     first = su_order(acc, g)
     yield first
     pii = [n.id for n in g.nodes if n.kind == "pii"]
-    deps = {v: {o for o in g.nodes[v].operands if o is not None and g.nodes[o].kind == "pii"} for v in pii}
+    dep = {v: set(deps(g, v)) for v in pii}
     n = 1
     seen = {tuple(first)}
 
@@ -151,7 +200,7 @@ def _orders(acc: Accelerator, g: PiiGraph, limit: int) -> Iterator[list[int]]:
         if len(prefix) == len(pii):
             yield list(prefix)
             return
-        ready = [v for v in pii if v not in placed and deps[v] <= placed]
+        ready = [v for v in pii if v not in placed and dep[v] <= placed]
         for v in ready:
             prefix.append(v)
             placed.add(v)
@@ -288,7 +337,8 @@ class Allocation:
 
 
 def _live(g: PiiGraph, order: list[int]) -> dict[int, tuple[int, int]]:
-    """Live ranges (§6.2 CSP4): inputs [0, N], constants [0, b-1], piis [a, b-1] (roots to N)."""
+    """Live ranges (§6.2 CSP4): inputs [0, N], constants [0, b-1], piis [a, b-1] (roots to N).
+    A concat^H lives from its first piece's write to its last use; its pieces live as long."""
     pos = {v: i + 1 for i, v in enumerate(order)}
     n = len(order)
     last: dict[int, int] = {}
@@ -303,19 +353,30 @@ def _live(g: PiiGraph, order: list[int]) -> dict[int, tuple[int, int]]:
             out[v] = (0, n + 1)
         elif node.kind == "const":
             out[v] = (0, last.get(v, 1) - 1)
-        else:
+        elif node.kind == "pii":
             a = pos[v]
             out[v] = (a, n + 1) if v in g.roots else (a, last.get(v, a + 1) - 1)
+    for node in g.nodes:
+        if node.kind != "concat":
+            continue
+        v = node.id
+        a = min((pos[d] for d in deps(g, v)), default=0)
+        e = n + 1 if v in g.roots else last.get(v, a + 1) - 1
+        out[v] = (a, e)
+        for o in node.operands:
+            if o is not None and o in out:
+                out[o] = (out[o][0], max(out[o][1], e))
     return out
 
 
 def interference(acc: Accelerator, g: PiiGraph, order: list[int]) -> frozenset[tuple[int, int]]:
     live = _live(g, order)
+    group = alias_groups(g)
     vals = [n.id for n in g.nodes]
     out = set()
     for a, b in itertools.combinations(vals, 2):
         na, nb = g.nodes[a], g.nodes[b]
-        if na.buffer != nb.buffer:
+        if na.buffer != nb.buffer or group[a] == group[b]:
             continue
         (s1, e1), (s2, e2) = live[a], live[b]
         if s1 <= e2 and s2 <= e1:
@@ -340,8 +401,11 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
             m.Add(s + n <= size)
 
     for node in g.nodes:
-        if node.kind == "input":
-            start[node.id] = [in_at[node.input_index]]
+        if node.kind == "input":                 # slice^H of an input: its bytes from ``offset`` on
+            start[node.id] = [in_at[node.input_index] + node.offset]
+            length[node.id] = [node.type.size]  # type: ignore[union-attr]
+        elif node.kind == "concat":              # concat^H: a region of HBM holding its pieces
+            start[node.id] = [m.NewIntVar(0, hbm - node.type.size, f"concat{node.id}")]  # type: ignore[union-attr]
             length[node.id] = [node.type.size]  # type: ignore[union-attr]
         elif node.kind == "const":
             nbytes = node.type.size * node.type.dtype.nbytes  # type: ignore[union-attr]
@@ -387,12 +451,41 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
                 raise ValueError(f"{ins.name}: operand {i} slice {ln} does not match its producer's {length[o]}")
             for a, b in zip(st, start[o], strict=True):
                 m.Add(a == b)
+    for node in g.nodes:                     # concat^H: pieces side by side in its region
+        if node.kind == "concat":
+            for o, off in zip(node.operands, node.offsets, strict=True):
+                if length[o][0] + off > length[node.id][0]:
+                    raise ValueError(f"concat^H piece {o} overruns its region")
+                m.Add(start[o][0] == start[node.id][0] + off)
+    group = alias_groups(g)
+    out_groups = {group[r] for r in g.roots}
+    for node in g.nodes:                     # staging areas live above the inputs and outputs
+        if node.kind in ("pii", "concat") and node.buffer == HBM and group[node.id] not in out_groups:
+            m.Add(start[node.id][0] >= lay.free_start)
     for r, pl in zip(g.roots, lay.outputs, strict=True):      # CSP3: outputs
         node = g.nodes[r]
-        if node.kind == "pii":
+        if node.kind in ("pii", "concat"):
             m.Add(start[r][0] == pl.addr)
         elif node.kind == "const":
             m.Add(const_vars[r] == pl.addr)
+    uses: dict[tuple[str, tuple[int, ...]], list] = {}   # register shapes fixed per program
+    for node in g.nodes:
+        if node.kind != "pii":
+            continue
+        ins = acc.instructions[node.instr]
+        alpha = dict(node.alpha)
+        for reg, shape in ins.config:
+            buf = next(sp.buffer for sp in (*ins.inputs, ins.output)
+                       if sp.start and isinstance(sp.start[0], Var) and sp.start[0].name == reg)
+            uses.setdefault((buf, tuple(int(x.eval(alpha)) for x in shape)), []).append(beta_vars[node.id][reg])
+    shapes = sorted(uses)
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            if a[0] != b[0]:
+                continue
+            for x in uses[a]:
+                for y in uses[b]:
+                    m.Add(x != y)
     inter = interference(acc, g, order)     # CSP4
     for a, b in inter:
         lits = []
@@ -402,8 +495,11 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
             m.Add(sb + lb <= sa).OnlyEnforceIf(y)
             lits += [x, y]
         m.AddBoolOr(lits)
-    # low addresses read best; deterministic time keeps runs reproducible
-    m.Minimize(sum(v for bv in beta_vars.values() for v in bv.values()) + sum(const_vars.values()))
+    # low addresses read best; deterministic time keeps runs reproducible. Large graphs (tiled
+    # kernels: 100 vector registers to assign) take any feasible assignment: proving an optimum
+    # of the address sum there costs tens of seconds and changes no instruction
+    if sum(1 for n in g.nodes if n.kind == "pii") <= OPTIMIZE_MAX:
+        m.Minimize(sum(v for bv in beta_vars.values() for v in bv.values()) + sum(const_vars.values()))
     s = cp_model.CpSolver()
     s.parameters.num_workers = 1
     s.parameters.random_seed = seed

@@ -13,7 +13,8 @@ Tile configuration (LDTILECFG) is not a modelled instruction. Palette 1 is fixed
 tilestored, tdpbusd: m = rows of C and A, 4k = colsb of A = 4 * rows of B, 4n = colsb of C and B).
 The emitter (compilers/amx_emit.py) derives one palette-1 configuration from a program and
 rejects a program that uses one tile with two different shapes, so the α values are exactly the
-configuration the hardware runs with. As in the SDM, every tile write fills the whole 16 x 64-byte
+configuration the hardware runs with; each instruction declares the shape it uses its tiles
+with (``config``), and the compiler's phase 2 keeps differently shaped uses on different tiles. As in the SDM, every tile write fills the whole 16 x 64-byte
 register: bytes past colsb and rows past rows are zeroed (write_row_and_zero, zero_upper_rows);
 tilezero zeroes the whole tile.
 
@@ -123,7 +124,7 @@ ENTRY tilezero {
     amx.add_instruction(
         "tileloadd", alpha={"rows": ROWS, "colsb": COLSB, "stride": STRIDE}, beta=["t", "addr"],
         inputs=[("d0", ["addr"], ["(rows - 1) * stride + colsb"])], output=tile("t"),
-        constraints=["stride >= colsb"], cycles=8, hbm_bytes="rows * colsb",
+        constraints=["stride >= colsb"], cycles=8, hbm_bytes="rows * colsb", config={"t": ["rows", "colsb"]},
         doc="TILELOADD: row r of tile t = HBM[addr + r*stride : +colsb] for r < rows, zero elsewhere",
         semantics="""
 ENTRY tileloadd {
@@ -142,7 +143,7 @@ ENTRY tileloadd {
         "tilestored", alpha={"rows": ROWS, "colsb": COLSB, "stride": STRIDE}, beta=["t", "addr"],
         inputs=[tile("t"), ("d0", ["addr"], ["(rows - 1) * stride + colsb"])],
         output=("d0", ["addr"], ["(rows - 1) * stride + colsb"]),
-        constraints=["stride >= colsb"], cycles=8, hbm_bytes="rows * colsb",
+        constraints=["stride >= colsb"], cycles=8, hbm_bytes="rows * colsb", config={"t": ["rows", "colsb"]},
         doc="TILESTORED: HBM[addr + r*stride : +colsb] = row r of tile t for r < rows",
         semantics="""
 ENTRY tilestored {
@@ -169,6 +170,7 @@ ENTRY tilestored {
         "tdpbusd", alpha={"m": ROWS, "k": DWORDS, "n": DWORDS}, beta=["c", "a", "b"],
         inputs=[tile("c"), tile("a"), tile("b")], output=tile("c"),
         constraints=["c != a", "c != b", "a != b"], cycles=16,
+        config={"c": ["m", "4 * n"], "a": ["m", "4 * k"], "b": ["k", "4 * n"]},
         doc="TDPBUSD: C[m x n s32] += A[m x 4k u8] . B[k x 4n s8, VNNI]; rest of C zeroed",
         semantics="""
 ENTRY tdpbusd {
@@ -205,6 +207,7 @@ ENTRY tdpbusd {
         "tdpbf16ps", alpha={"m": ROWS, "k": DWORDS, "n": DWORDS}, beta=["c", "a", "b"],
         inputs=[tile("c"), tile("a"), tile("b")], output=tile("c"),
         constraints=["c != a", "c != b", "a != b"], cycles=16,
+        config={"c": ["m", "4 * n"], "a": ["m", "4 * k"], "b": ["k", "4 * n"]},
         doc="TDPBF16PS: C[m x n f32] += A[m x 2k bf16] . B[k x 2n bf16 pairs]; even/odd chains",
         semantics="""
 ENTRY tdpbf16ps {

@@ -1,0 +1,685 @@
+"""Tiling with the identity instructions slice^H and concat^H (seed 000 §5.2.3, Fig. 36).
+
+Identity instructions do not change the memory state; they name a data slice of another value
+(slice^H) or a value made of adjacent data slices (concat^H), which lets instructions with small
+fixed-size operands (a 16 x 64-byte tile, a 64-byte vector register) compute a kernel whose
+tensors are larger, or laid out differently, than any single instruction's operand. This module
+finds such pii graphs top-down, guided by the buffers (the shape of Fig. 37's extraction), when
+the e-graph of phases M1-M3 has none: Act's completeness fallback (§4.2.3).
+
+Values are *byte views*: the bytes of a value as a gather from one base term (a computing
+operator, a flattened input, or a parameter of an instruction pattern), with constant bytes and
+"don't care" bytes marked. Every data-movement operator (reshape, bitcast-convert, transpose,
+slice, broadcast, pad with a constant, reverse, copy) is a gather, so a chain of them, on the
+kernel's side or in an instruction's semantics g_θ(α), becomes one index array; comparing two
+chains is comparing arrays, exactly, whatever the chain's shape. Matching g_θ(α) against a
+demanded view:
+
+- a pattern position that is constant must be demanded as that constant (or not at all);
+- a pattern parameter is bound to the view the demand induces on it (positions g_θ does not
+  read stay "don't care"); a parameter read twice must be demanded consistently;
+- a pattern operator meets the demanded base operator element by element: the demanded
+  elements are gathered into each operand (elementwise operators and convert: the same element
+  of every operand; dot: the demanded rows of the left operand and columns of the right one,
+  whole contractions). Identities beyond gathers are used only when the library rule that
+  states them is proven for the dtype (the proof gate, :mod:`.rewrite`): a dot with a
+  one-element contraction is a multiply of broadcasts (``dot(a, b) with K = 1 => multiply(...)``,
+  proven for integers), or, for f32, one FMA from -0.0 (``... => fma(..., -0.0)``: how the
+  semantics defines it), and on integers ``add(0, x) => x`` (an accumulating instruction
+  started from a zeroed register).
+
+A demand in HBM is met by a flattened input at a fixed offset (slice^H of an input: no
+instruction), by a constant (the constant section), by an instruction writing HBM, or by
+concat^H of equal pieces, each demanded on its own (output tiling). α values are drawn from the
+description's domains restricted to the kernel's dimensions and their multiples and divisors by
+2 and 4 (as for the e-graph's IR-to-ISA rules). Nothing here names a target.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from semantics.ops import REGISTRY
+from semantics.types import TensorType
+
+from ..isa import HBM, Accelerator
+from .phase1 import IsaRule, IsaRules, PiiGraph, PiiNode
+from .terms import Term, lower
+
+__all__ = ["DC", "View", "view_of", "match", "Tiler"]
+
+DC = -(1 << 40)     # a byte nobody reads ("don't care")
+# codes: >= 0 is a byte of the base's image; -1 - b is the constant byte b (0..255); DC
+
+
+def _nbytes(t: TensorType) -> int:
+    return int(t.size) * t.dtype.nbytes
+
+
+class View:
+    """The byte image of a value: ``idx[i]`` says what byte ``i`` is (see the codes above)."""
+
+    __slots__ = ("base", "idx", "_key")
+
+    def __init__(self, base: Term | None, idx: np.ndarray) -> None:
+        self.base = base
+        self.idx = idx
+        self._key: tuple | None = None
+
+    @property
+    def key(self) -> tuple:
+        if self._key is None:
+            self._key = (self.base, self.idx.tobytes())
+        return self._key
+
+    @property
+    def defined(self) -> np.ndarray:
+        return self.idx != DC
+
+    def __len__(self) -> int:
+        return int(self.idx.size)
+
+
+_LAYOUT = {"reshape", "bitcast-convert", "copy", "transpose", "slice", "broadcast", "pad", "reverse"}
+_ELEMENTWISE = {n for n, d in REGISTRY.items() if d.category == "elementwise"} | {"convert"}
+
+
+class _Views:
+    """view_of with a memo (terms are DAGs; the memo keeps its terms alive)."""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, tuple[Term, View]] = {}
+
+    def __call__(self, t: Term) -> View:
+        hit = self.memo.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        v = self._view(t)
+        self.memo[id(t)] = (t, v)
+        return v
+
+    def _view(self, t: Term) -> View:
+        n = _nbytes(t.type)
+        if t.is_param or t.info is None:
+            return View(t, np.arange(n, dtype=np.int64))
+        info = t.info
+        if info.kind == "lit":
+            data = np.frombuffer(info.literal.data, dtype=np.uint8).astype(np.int64)  # type: ignore[union-attr]
+            return View(None, -1 - data)
+        if info.kind == "op" and info.name == "select" and t.children[0].is_lit:
+            return self._select(t, n)
+        if info.kind != "op" or info.name not in _LAYOUT:
+            return View(t, np.arange(n, dtype=np.int64))
+        c = self(t.children[0])
+        ct = t.children[0].type
+        nb = ct.dtype.nbytes
+        if info.name in ("reshape", "bitcast-convert", "copy"):
+            if n != len(c):
+                return View(t, np.arange(n, dtype=np.int64))
+            return c
+        attrs = dict(info.attrs)
+        m = c.idx.reshape(tuple(ct.shape) + (nb,))
+        if info.name == "transpose":
+            perm = tuple(attrs["dimensions"]) + (len(ct.shape),)
+            out = m.transpose(perm)
+        elif info.name == "slice":
+            out = m[tuple(slice(s, e, st) for s, e, st in attrs["slice"])]
+        elif info.name == "reverse":
+            out = m[tuple(slice(None, None, -1) if d in attrs["dimensions"] else slice(None)
+                          for d in range(len(ct.shape)))]
+        elif info.name == "broadcast":
+            dims = tuple(attrs["dimensions"])
+            shape = tuple(t.type.shape)
+            order = sorted(range(len(dims)), key=lambda i: dims[i])
+            mm = m.transpose(tuple(order) + (len(dims),))
+            full = [1] * len(shape)
+            for i in order:
+                full[dims[i]] = ct.shape[i]
+            out = np.broadcast_to(mm.reshape(tuple(full) + (nb,)), shape + (nb,))
+        elif info.name == "pad":
+            pv = self(t.children[1])
+            if pv.base is not None and (pv.idx >= 0).any():
+                return View(t, np.arange(n, dtype=np.int64))
+            shape = tuple(t.type.shape)
+            out = np.empty(shape + (nb,), dtype=np.int64)
+            out[...] = pv.idx.reshape(nb)
+            src, dst = [], []
+            for d, (lo, _hi, interior) in enumerate(attrs["padding"]):
+                pos = lo + np.arange(ct.shape[d]) * (interior + 1)
+                keep = (pos >= 0) & (pos < shape[d])
+                src.append(np.nonzero(keep)[0])
+                dst.append(pos[keep])
+            out[np.ix_(*dst, np.arange(nb))] = m[np.ix_(*src, np.arange(nb))]
+        else:  # pragma: no cover - _LAYOUT is exhaustive above
+            raise AssertionError(info.name)
+        return View(c.base, np.ascontiguousarray(out).reshape(-1))
+
+
+    def _select(self, t: Term, n: int) -> View:
+        """select with a constant predicate: per element, the bytes of one of the two operands."""
+        pred = t.children[0].info.literal.to_array().reshape(-1).astype(bool)  # type: ignore[union-attr]
+        a, b = self(t.children[1]), self(t.children[2])
+        nb = t.type.dtype.nbytes
+        ua, ub = bool((a.idx[np.repeat(pred, nb)] >= 0).any()), bool((b.idx[np.repeat(~pred, nb)] >= 0).any())
+        if ua and ub and a.base is not b.base:
+            return View(t, np.arange(n, dtype=np.int64))
+        idx = np.where(np.repeat(pred, nb), a.idx, b.idx)
+        return View(a.base if ua else (b.base if ub else None), idx)
+
+
+view_of = _Views()
+
+
+# --- matching g_θ(α) against a demanded view ----------------------------------------------------
+
+Bind = dict[int, View]
+
+
+def _merge(a: View, b: View) -> View | None:
+    """The view demanding both; None when they conflict."""
+    if len(a) != len(b):
+        return None
+    ua = a.base is not None and bool((a.idx >= 0).any())
+    ub = b.base is not None and bool((b.idx >= 0).any())
+    if ua and ub and a.base is not b.base and a.base != b.base:
+        return None
+    both = (a.idx != DC) & (b.idx != DC)
+    if (a.idx[both] != b.idx[both]).any():
+        return None
+    idx = np.where(a.idx != DC, a.idx, b.idx)
+    return View(a.base if ua else (b.base if ub else None), idx)
+
+
+class Matcher:
+    """Matches instruction patterns against demanded views. ``identity(name, dtype)`` says
+    whether the library rule ``name`` is proven for ``dtype`` (the gate for the two identities)."""
+
+    def __init__(self, views: _Views, identity: Any) -> None:
+        self.view_of = views
+        self.identity = identity
+
+    def match(self, pat: Term, dem: View, bind: Bind) -> Iterator[Bind]:
+        pv = self.view_of(pat)
+        if len(pv) != len(dem):
+            return
+        p, d = pv.idx, dem.idx
+        want = d != DC
+        const = p < 0
+        if (const & want & (p != d)).any():
+            return
+        sel = want & ~const
+        if not sel.any():
+            yield bind
+            return
+        assert pv.base is not None
+        q = np.full(_nbytes(pv.base.type), DC, dtype=np.int64)
+        pi, di = p[sel], d[sel]
+        q[pi] = di
+        if (q[pi] != di).any():
+            return                               # one byte of the pattern demanded as two things
+        sub = View(dem.base if (di >= 0).any() else None, q)
+        if pv.base.is_param:
+            prev = bind.get(pv.base.index)
+            if prev is not None:
+                merged = _merge(prev, sub)
+                if merged is None:
+                    return
+                sub = merged
+            yield {**bind, pv.base.index: sub}
+            return
+        yield from self._op(pv.base, sub, bind)
+
+    def _elements(self, p: Term, d: View) -> np.ndarray | None:
+        """The demanded base element of each element of ``p`` (-1: none), or None when the
+        demand does not consist of whole elements of a base of p's dtype."""
+        base = d.base
+        if base is None or base.is_param or base.info is None or base.info.kind != "op":
+            return None
+        if base.type.dtype != p.type.dtype:
+            return None
+        nb = p.type.dtype.nbytes
+        rows = d.idx.reshape(-1, nb)
+        dc = (rows == DC).all(axis=1)
+        ok = rows[~dc]
+        if ((rows[~dc] < 0).any()) or (ok.size and ((ok[:, 0] % nb != 0).any()
+                                                    or (ok != ok[:, :1] + np.arange(nb)).any())):
+            return None
+        if (rows[dc] != DC).any():
+            return None
+        e = np.full(rows.shape[0], -1, dtype=np.int64)
+        e[~dc] = ok[:, 0] // nb
+        return e
+
+    def _gather(self, child: Term, e: np.ndarray) -> View:
+        """The demand on ``child`` (shaped like its parent's elements) for parent elements ``e``."""
+        cv = self.view_of(child)
+        nb = child.type.dtype.nbytes
+        m = cv.idx.reshape(-1, nb)
+        out = np.where((e >= 0)[:, None], m[np.maximum(e, 0)], DC)
+        return View(cv.base, out.reshape(-1))
+
+    def _op(self, p: Term, d: View, bind: Bind) -> Iterator[Bind]:
+        assert p.info is not None
+        e = self._elements(p, d)
+        name = p.info.name
+        if e is not None:
+            D = d.base
+            assert D is not None and D.info is not None
+            dn = D.info.name
+            if (dn == name and name in _ELEMENTWISE and D.info.attrs == p.info.attrs
+                    and len(D.children) == len(p.children)
+                    and all(a.type.dtype == b.type.dtype for a, b in zip(D.children, p.children, strict=True))):
+                yield from self._children(p.children, [self._gather(c, e) for c in D.children], bind)
+            elif dn == "dot" and name == "dot" and D.info.attrs == p.info.attrs and _is_mm(D) and _is_mm(p):
+                yield from self._dot(p, D, e, bind)
+            elif (dn == "dot" and name == "fma" and _is_mm(D) and D.children[0].type.shape[1] == 1
+                  and len(p.children) == 3 and D.type.dtype.name == "f32"
+                  and self.identity("dot(a, b) with K = 1 => fma(broadcast(a), broadcast(b), -0.0)", "f32")):
+                n_cols = D.type.shape[1]
+                rows = np.where(e >= 0, e // n_cols, -1)
+                cols = np.where(e >= 0, e % n_cols, -1)
+                negzero = -1 - np.frombuffer(np.float32(-0.0).tobytes(), dtype=np.uint8).astype(np.int64)
+                c = np.where((e >= 0)[:, None], negzero[None, :], DC).reshape(-1)
+                yield from self._children(p.children, [self._gather(D.children[0], rows),
+                                                       self._gather(D.children[1], cols), View(None, c)], bind)
+            elif (dn == "dot" and name == "multiply" and _is_mm(D) and D.children[0].type.shape[1] == 1
+                  and self.identity("dot(a, b) with K = 1 => multiply(broadcast(a), broadcast(b))", D.type.dtype.name)):
+                n_cols = D.type.shape[1]
+                rows = np.where(e >= 0, e // n_cols, -1)
+                cols = np.where(e >= 0, e % n_cols, -1)
+                yield from self._children(p.children, [self._gather(D.children[0], rows),
+                                                       self._gather(D.children[1], cols)], bind)
+        if name == "add" and not p.type.dtype.is_float and len(p.children) == 2:
+            zero = View(None, np.where(d.idx != DC, -1, DC).astype(np.int64))
+            for s in (0, 1):
+                rule = "add(0, x) => x" if s == 0 else "add(x, 0) => x"
+                if not self.identity(rule, p.type.dtype.name):
+                    continue
+                for b in self.match(p.children[s], zero, bind):
+                    yield from self.match(p.children[1 - s], d, b)
+
+    def _children(self, pats: tuple[Term, ...], dems: list[View], bind: Bind) -> Iterator[Bind]:
+        if not pats:
+            yield bind
+            return
+        for b in self.match(pats[0], dems[0], bind):
+            yield from self._children(pats[1:], dems[1:], b)
+
+    def _dot(self, p: Term, D: Term, e: np.ndarray, bind: Bind) -> Iterator[Bind]:
+        m, n = p.type.shape
+        M, N = D.type.shape
+        if p.children[0].type.shape[1] != D.children[0].type.shape[1]:
+            return                                   # whole contractions only
+        e2 = e.reshape(m, n)
+        ri = np.full(m, -1, dtype=np.int64)
+        cj = np.full(n, -1, dtype=np.int64)
+        for i in range(m):
+            v = np.unique(e2[i][e2[i] >= 0] // N)
+            if v.size > 1:
+                return
+            if v.size:
+                ri[i] = v[0]
+        for j in range(n):
+            v = np.unique(e2[:, j][e2[:, j] >= 0] % N)
+            if v.size > 1:
+                return
+            if v.size:
+                cj[j] = v[0]
+        K = D.children[0].type.shape[1]
+        li = np.where(ri[:, None] >= 0, ri[:, None] * K + np.arange(K)[None, :], -1).reshape(-1)
+        rj = np.where(cj[None, :] >= 0, np.arange(K)[:, None] * N + cj[None, :], -1).reshape(-1)
+        yield from self._children(p.children, [self._gather(D.children[0], li), self._gather(D.children[1], rj)], bind)
+
+
+def _is_mm(t: Term) -> bool:
+    a = dict(t.info.attrs)  # type: ignore[union-attr]
+    return (len(t.type.shape) == 2 and tuple(a.get("lhs_contracting_dims", ())) == (1,)
+            and tuple(a.get("rhs_contracting_dims", ())) == (0,) and not a.get("lhs_batch_dims")
+            and not a.get("rhs_batch_dims"))
+
+
+def match(pat: Term, dem: View, identity: Any = lambda rule, dtype: False) -> list[Bind]:
+    """All bindings of ``pat``'s parameters under which it computes the demanded view."""
+    return list(Matcher(view_of, identity).match(pat, dem, {}))
+
+
+# --- demand-driven search ------------------------------------------------------------------------
+
+@dataclass
+class _Opt:
+    cost: float
+    kind: str                                        # input | const | pii | concat
+    instr: str = ""
+    alpha: tuple[tuple[str, int], ...] = ()
+    operands: tuple[tuple[View, str] | None, ...] = ()   # (demand, buffer) per instruction input
+    input_index: int = -1
+    offset: int = 0
+    data: bytes = b""
+    pieces: tuple[View, ...] = ()
+    level: int = 0                                   # staging depth its operands were found at
+
+
+@dataclass
+class _Search:
+    memo: dict[tuple, _Opt | None] = field(default_factory=dict)
+    active: set[tuple] = field(default_factory=set)
+    cut: bool = False                                # a result depended on the active set
+
+
+class Tiler:
+    """Demand-driven pii-graph search over slice^H / concat^H for one kernel and accelerator."""
+
+    MAX_DEMANDS = 20000
+
+    def __init__(self, acc: Accelerator, dims: set[int], identity: Any, inputs: list[TensorType]) -> None:
+        self.acc = acc
+        self.m = Matcher(view_of, identity)
+        self.inputs = inputs
+        doms = set(dims) | {d * k for d in dims for k in (2, 4)} | {d // k for d in dims for k in (2, 4) if d % k == 0}
+        gen = IsaRules(acc)
+        # per instruction: its α candidates grouped by (output buffer, output bytes), computed from
+        # the slice specs alone; g_θ(α) is generated only when a demand may use it
+        self.by_out: dict[tuple[str, int], list[tuple[Any, dict[str, int]]]] = {}
+        self.tops: dict[str, tuple] = {}
+        hbm_sizes: set[int] = set()
+        min_store = math.inf
+        for ins in acc.instructions.values():
+            for alpha in gen._candidates(ins, doms):
+                env = dict.fromkeys(ins.beta, 0) | alpha
+                try:
+                    nb = _nbytes(acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1]))
+                except Exception:  # noqa: BLE001 - an α outside the buffer is not a candidate
+                    continue
+                if ins.name not in self.tops:
+                    r = _rule(acc, ins, alpha)
+                    if r is None:
+                        continue
+                    self.tops[ins.name] = _top(r)
+                self.by_out.setdefault((ins.output.buffer, nb), []).append((ins, alpha))
+                if ins.output.buffer == HBM:
+                    hbm_sizes.add(nb)
+                    min_store = min(min_store, float(ins.cost.cycles.eval(alpha)) + 1.0)
+        self.piece_sizes = sorted(hbm_sizes, reverse=True)
+        self.min_store = min_store if min_store < math.inf else 1.0
+        self.stacks: dict[tuple, tuple[list[IsaRule], np.ndarray]] = {}
+        self.s = _Search()
+        self.demands = 0
+        self.staging = 0
+        self.root_keys: set[tuple] = set()
+        self.piece_keys: set[tuple] = set()
+
+    def _cost(self, r: IsaRule) -> float:
+        return float(r.instr.cost.cycles.eval(dict(r.alpha))) + 1.0   # +1: fewer instructions break ties
+
+    def produce(self, dem: View, buf: str, part: bool = False) -> _Opt | None:
+        """The cheapest way found to have ``dem`` in ``buf``; ``part``: a piece of a concat^H
+        (written in place, not a new staging area)."""
+        key = (buf, dem.key, self.staging > 0, part)
+        if key in self.s.memo:
+            return self.s.memo[key]
+        if key in self.s.active:
+            self.s.cut = True
+            return None
+        self.demands += 1
+        if self.demands > self.MAX_DEMANDS:
+            return None
+        self.s.active.add(key)
+        outer_cut, self.s.cut = self.s.cut, False
+        best = self._produce(dem, buf, part)
+        if not self.s.cut or best is not None:
+            self.s.memo[key] = best
+        self.s.cut = self.s.cut or outer_cut
+        self.s.active.discard(key)
+        return best
+
+    def _produce(self, dem: View, buf: str, part: bool) -> _Opt | None:
+        if not dem.defined.any():
+            return None
+        cands: list[_Opt] = []
+        staged = False
+        if buf == HBM:
+            leaf = self._leaf(dem)
+            if leaf is not None:
+                return leaf
+            if dem.key not in self.root_keys and not part:
+                # an intermediate in HBM only to re-lay out kernel inputs (staging: a whole region,
+                # one level deep); computed values are not spilled and reloaded
+                base = dem.base
+                if (base is None or base.info is None or base.info.kind != "input" or self.staging
+                        or not dem.defined.all()):
+                    return None
+                staged = True
+                self.staging += 1
+        try:
+            return self._produce_any(dem, buf, cands)
+        finally:
+            if staged:
+                self.staging -= 1
+
+    def _produce_any(self, dem: View, buf: str, cands: list[_Opt]) -> _Opt | None:
+        n = len(dem)
+        base = dem.base
+        bkind = "const" if base is None else ("op" if base.info is not None and base.info.kind == "op" else "input")
+        groups: dict[str, list[dict[str, int]]] = {}
+        for ins, alpha in self.by_out.get((buf, n), ()):
+            groups.setdefault(ins.name, []).append(alpha)
+        for name in groups:
+            ins = self.acc.instructions[name]
+            if not self._may_match(self.tops[name], bkind, base):
+                continue
+            for r in self._consistent(ins, buf, n, dem):
+                if not self._may_match(_top(r), bkind, base):
+                    continue
+                opt = self._try(r, dem)
+                if opt is not None:
+                    cands.append(opt)
+        if buf == HBM and dem.key not in self.piece_keys:     # concat^H is not nested
+            bound = min((o.cost for o in cands), default=math.inf)
+            for s in self.piece_sizes:
+                if s >= n or n % s:
+                    continue
+                pieces = tuple(View(dem.base, dem.idx[i:i + s]) for i in range(0, n, s))
+                if sum(1 for pc in pieces if pc.defined.any()) * self.min_store >= bound:
+                    continue                     # branch and bound: more pieces than the best costs
+                self.piece_keys.update(pc.key for pc in pieces)
+                total = 0.0
+                for pc in pieces:
+                    if not pc.defined.any():
+                        continue
+                    o = self.produce(pc, HBM, part=True)
+                    if o is None or o.kind == "input":   # pieces are written next to each other
+                        total = math.inf
+                        break
+                    total += o.cost
+                if total < math.inf:
+                    cands.append(_Opt(total, "concat", pieces=pieces))
+                    break                        # the largest pieces that work: fewest stores
+        if not cands:
+            return None
+        best = min(cands, key=lambda o: (o.cost, o.kind != "pii"))
+        best.level = self.staging
+        return best
+
+    def _consistent(self, ins: Any, buf: str, n: int, dem: View) -> list[IsaRule]:
+        """The α of ``ins`` whose g_θ(α) can produce ``dem`` as far as its constant bytes go:
+        the first test of :meth:`Matcher.match`, over all α at once (one array per instruction
+        and output size, built on first use)."""
+        key = (ins.name, buf, n)
+        st = self.stacks.get(key)
+        if st is None:
+            rules = [r for a in (a for i, a in self.by_out.get((buf, n), ()) if i is ins)
+                     if (r := _rule(self.acc, ins, a)) is not None]
+            codes = np.stack([view_of(r.pattern).idx for r in rules]) if rules else np.zeros((0, n), np.int64)
+            st = self.stacks[key] = (rules, codes)
+        rules, codes = st
+        if not rules:
+            return []
+        want = dem.idx != DC
+        bad = ((codes < 0) & want & (codes != dem.idx)).any(axis=1)
+        return [r for r, b in zip(rules, bad, strict=True) if not b]
+
+    @staticmethod
+    def _may_match(top: tuple, bkind: str, base: Term | None) -> bool:
+        """A cheap necessary condition for g_θ(α) (top operator ``top``) to compute a view of
+        ``base``: the operators meet (or one of the two identities applies), or g_θ moves a
+        parameter whose buffer can hold the base (HBM holds only inputs and constants)."""
+        if top[0] == "const":
+            return bkind == "const"
+        if top[0] == "param":
+            return top[1] != HBM or bkind != "op"
+        if bkind != "op":
+            return False
+        assert base is not None and base.info is not None
+        name, dt = top[1], top[2]
+        if dt != base.type.dtype:
+            return False
+        if name == "add" and not dt.is_float:
+            return True                          # add(0, x) => x: x is matched against the base
+        return (name == base.info.name or (name in ("multiply", "fma") and base.info.name == "dot"))
+
+    def _leaf(self, dem: View) -> _Opt | None:
+        d = dem.idx
+        want = d != DC
+        if not (d[want] >= 0).any():                  # constant bytes: the constant section
+            data = np.where(want, -1 - d, 0).astype(np.uint8).tobytes()
+            return _Opt(0.0, "const", data=data)
+        base = dem.base
+        if base is None or base.info is None or base.info.kind != "input" or (d[want] < 0).any():
+            return None
+        pos = np.nonzero(want)[0]
+        off = d[want] - pos
+        if (off != off[0]).any():
+            return None
+        o = int(off[0])
+        size = _nbytes(base.type)
+        if o < 0 or o + len(dem) > size:
+            return None
+        return _Opt(0.0, "input", input_index=int(base.info.name), offset=o)
+
+    def _try(self, r: IsaRule, dem: View) -> _Opt | None:
+        best: _Opt | None = None
+        for b in self.m.match(r.pattern, dem, {}):
+            ops: list[tuple[View, str] | None] = []
+            total = self._cost(r)
+            for i, (spec, t) in enumerate(zip(r.instr.inputs, r.in_types, strict=True)):
+                v = b.get(i)
+                if v is None or not v.defined.any():
+                    ops.append(None)
+                    continue
+                if len(v) != _nbytes(t):
+                    total = math.inf
+                    break
+                o = self.produce(v, spec.buffer)
+                if o is None:
+                    total = math.inf
+                    break
+                total += o.cost
+                ops.append((v, spec.buffer))
+            if total < math.inf and (best is None or total < best.cost):
+                best = _Opt(total, "pii", r.instr.name, r.alpha, tuple(ops))
+        return best
+
+    # --- building the pii graph -----------------------------------------------------------------
+
+    def build(self, roots: list[View]) -> PiiGraph | None:
+        g = PiiGraph()
+        memo: dict[tuple, int] = {}
+
+        def node(dem: View, buf: str, fresh: bool = False, part: bool = False) -> int:
+            key = (buf, dem.key, self.staging > 0, part)
+            if not fresh and key in memo:
+                return memo[key]
+            opt = self.produce(dem, buf, part)
+            assert opt is not None
+            saved, self.staging = self.staging, opt.level
+            try:
+                v = _make(dem, opt)
+            finally:
+                self.staging = saved
+            if not fresh:
+                memo[key] = v
+            return v
+
+        def _make(dem: View, opt: _Opt) -> int:
+            if opt.kind == "input":
+                n = PiiNode(len(g.nodes), "input", input_index=opt.input_index,
+                            type=TensorType(_u8(), (len(dem),)), offset=opt.offset)
+            elif opt.kind == "const":
+                from semantics.ir import Literal
+
+                lit = Literal(_u8(), (len(opt.data),), opt.data)
+                n = PiiNode(len(g.nodes), "const", literal=lit, type=TensorType(_u8(), (len(opt.data),)))
+            elif opt.kind == "concat":
+                kids, offs = [], []
+                at = 0
+                for pc in opt.pieces:
+                    if pc.defined.any():
+                        kids.append(node(pc, HBM, part=True))
+                        offs.append(at)
+                    at += len(pc)
+                n = PiiNode(len(g.nodes), "concat", buffer=HBM, type=TensorType(_u8(), (len(dem),)),
+                            operands=tuple(kids), offsets=tuple(offs))
+            else:
+                ins = self.acc.instructions[opt.instr]
+                ops: list[int | None] = []
+                for i, o in enumerate(opt.operands):
+                    if o is None:
+                        ops.append(None)
+                        continue
+                    # an operand the instruction overwrites in place is not shared
+                    inplace = ins.inputs[i] == ins.output
+                    ops.append(node(o[0], o[1], fresh=inplace))
+                rule = _rule(self.acc, ins, dict(opt.alpha))
+                assert rule is not None
+                n = PiiNode(len(g.nodes), "pii", opt.instr, opt.alpha, ins.output.buffer, rule.out_type,
+                            tuple(ops))
+            g.nodes.append(n)
+            return n.id
+
+        self.root_keys |= {r.key for r in roots}
+        for r in roots:
+            if self.produce(r, HBM) is None:
+                return None
+        for r in roots:
+            g.roots.append(node(r, HBM))
+        return g
+
+
+def _top(r: IsaRule) -> tuple:
+    """What g_θ(α) computes at the top, below its layout chain."""
+    b = view_of(r.pattern).base
+    if b is None:
+        return ("const",)
+    if b.is_param:
+        return ("param", r.instr.inputs[b.index].buffer)
+    return ("op", b.info.name, b.type.dtype)  # type: ignore[union-attr]
+
+
+_RULES: dict[tuple, IsaRule | None] = {}
+
+
+def _rule(acc: Accelerator, ins: Any, alpha: dict[str, int]) -> IsaRule | None:
+    """g_θ(α) lowered (constants folded, no-ops removed), cached per process."""
+    key = (acc.name, id(acc), ins.name, tuple(alpha.items()))
+    if key not in _RULES:
+        r: IsaRule | None = None
+        try:
+            env = dict.fromkeys(ins.beta, 0) | alpha
+            in_types = tuple(acc.buffers[s.buffer].slice_type(s.bounds(env)[1]) for s in ins.inputs)
+            out_type = acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1])
+            r = IsaRule(ins, tuple(alpha.items()), lower(ins.graph(alpha)), in_types, out_type)
+        except Exception:  # noqa: BLE001 - an α the semantics rejects is not a candidate
+            r = None
+        _RULES[key] = r
+    return _RULES[key]
+
+
+def _u8():  # noqa: ANN202
+    from semantics.dtypes import U8
+
+    return U8
