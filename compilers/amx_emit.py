@@ -111,6 +111,7 @@ int main(void)
     "vmovups_load": "z${dst} = PS2I(_mm512_loadu_ps(hbm + ${addr}));",
     "vmovups_store": "_mm512_storeu_ps(hbm + ${addr}, I2PS(z${src}));",
     "vpxord": "z${dst} = _mm512_xor_epi32(z${a}, z${b});",
+    "vpandd": "z${dst} = _mm512_and_epi32(z${a}, z${b});",
     "vbroadcastss": "z${dst} = PS2I(_mm512_broadcastss_ps(_mm_load_ss((const float *)(hbm + ${addr}))));",
     "vfmadd231ps": "z${dst} = PS2I(_mm512_fmadd_ps(I2PS(z${a}), I2PS(z${b}), I2PS(z${dst})));",
     "vaddps": "z${dst} = PS2I(_mm512_add_ps(I2PS(z${a}), I2PS(z${b})));",
@@ -120,6 +121,7 @@ int main(void)
     "vminps": "z${dst} = PS2I(_mm512_min_ps(I2PS(z${a}), I2PS(z${b})));",
     "vcvtdq2ps": "z${dst} = PS2I(_mm512_cvtepi32_ps(z${src}));",
     "vcvtps2dq": "z${dst} = _mm512_cvtps_epi32(I2PS(z${src}));",
+    "vcvttps2dq": "z${dst} = _mm512_cvttps_epi32(I2PS(z${src}));",
     "vpmovusdb": "z${dst} = _mm512_zextsi128_si512(_mm512_cvtusepi32_epi8(z${src}));",
     "vpmovusdb_store": "_mm512_mask_cvtusepi32_storeu_epi8(hbm + ${addr}, (__mmask16)0xFFFF, z${src});",
 }

@@ -72,29 +72,15 @@ def _binary_ps(op: str) -> str:
 
 # x86 MAXPS / MINPS: DAZ on both sources (a subnormal reads as a zero of its sign), then
 # dst = (src1 OP src2) ? src1 : src2 -- so a NaN in either source, or two zeros of any signs, give
-# src2 (unlike HLO maximum/minimum). DAZ is done on the bit patterns so NaN payloads pass intact.
+# src2 (unlike HLO maximum/minimum). ``maximum(v, v)`` / ``minimum(v, v)`` is exactly DAZ(v) with a
+# NaN kept as is (its payload passes intact); rewrite_rules/x86.py states the same form.
 def _maxmin_ps(direction: str) -> str:
-    def daz(v: str, i: int) -> str:
-        return (f"  {v}_b = u8[1,64] parameter({i})\n"
-                f"  {v}_r = u8[16,4] reshape({v}_b)\n"
-                f"  {v}_u = u32[16] bitcast-convert({v}_r)\n"
-                f"  {v}_e = u32[16] and({v}_u, expmask)\n"
-                f"  {v}_z = pred[16] compare({v}_e, zero), direction=EQ\n"
-                f"  {v}_s = u32[16] and({v}_u, signmask)\n"
-                f"  {v}_d = u32[16] select({v}_z, {v}_s, {v}_u)\n"
-                f"  {v} = f32[16] bitcast-convert({v}_d)\n")
-    return ("ENTRY e {\n"
-            "  em = u32[] constant(2139095040)\n"
-            "  expmask = u32[16] broadcast(em), dimensions={}\n"
-            "  sm = u32[] constant(2147483648)\n"
-            "  signmask = u32[16] broadcast(sm), dimensions={}\n"
-            "  z0 = u32[] constant(0)\n"
-            "  zero = u32[16] broadcast(z0), dimensions={}\n"
-            + daz("a", 0) + daz("b", 1)
+    keep = "maximum" if direction == "GT" else "minimum"
+    return ("ENTRY e {\n" + _f32("a", 0) + _f32("b", 1)
             + f"  pick = pred[16] compare(a, b), direction={direction}\n"
-            "  r = u32[16] select(pick, a_d, b_d)\n"
-            "  out_r = u8[16,4] bitcast-convert(r)\n"
-            "  ROOT y = u8[1,64] reshape(out_r)\n}")
+            f"  ad = f32[16] {keep}(a, a)\n"
+            f"  bd = f32[16] {keep}(b, b)\n"
+            "  s = f32[16] select(pick, ad, bd)\n" + _out_f32("s") + "}")
 
 
 def build() -> Accelerator:
@@ -284,6 +270,23 @@ ENTRY vpxord {
   ROOT y = u8[1,64] xor(a, b)
 }""")
 
+    # (8b) vpandd zmm(dst), zmm(a), zmm(b): dword-lane bitwise and (clears sign bits with a mask)
+    amx.add_instruction(
+        "vpandd", alpha={}, beta=["dst", "a", "b"], inputs=[zmm("a"), zmm("b")], output=zmm("dst"),
+        doc="VPANDD: zmm[dst] = zmm[a] & zmm[b] (u32 lanes)",
+        semantics="""
+ENTRY vpandd {
+  a_b = u8[1,64] parameter(0)
+  a_r = u8[16,4] reshape(a_b)
+  a = u32[16] bitcast-convert(a_r)
+  b_b = u8[1,64] parameter(1)
+  b_r = u8[16,4] reshape(b_b)
+  b = u32[16] bitcast-convert(b_r)
+  s = u32[16] and(a, b)
+  o = u8[16,4] bitcast-convert(s)
+  ROOT y = u8[1,64] reshape(o)
+}""")
+
     # (9) vbroadcastss zmm(dst), [addr]
     amx.add_instruction(
         "vbroadcastss", alpha={}, beta=["dst", "addr"], inputs=[("d0", ["addr"], [4])], output=zmm("dst"),
@@ -365,6 +368,31 @@ ENTRY vcvtps2dq {
   lt = pred[16] compare(n, hib), direction=LT
   ok = pred[16] and(ge, lt)
   i = s32[16] convert(n)
+  ind = s32[] constant(-2147483648)
+  indb = s32[16] broadcast(ind), dimensions={}
+  s = s32[16] select(ok, i, indb)
+  o = u8[16,4] bitcast-convert(s)
+  ROOT y = u8[1,64] reshape(o)
+}""")
+
+    # (17b) vcvttps2dq zmm(dst), zmm(src): f32 -> s32 truncating (toward zero, whatever MXCSR.RC);
+    #       NaN and values outside [-2^31, 2^31) give the integer indefinite 0x80000000
+    amx.add_instruction(
+        "vcvttps2dq", alpha={}, beta=["dst", "src"], inputs=[zmm("src")], output=zmm("dst"),
+        doc="VCVTTPS2DQ: f32 lanes -> s32 (truncation; NaN / out of range -> 0x80000000)",
+        semantics="""
+ENTRY vcvttps2dq {
+  x = u8[1,64] parameter(0)
+  r = u8[16,4] reshape(x)
+  f = f32[16] bitcast-convert(r)
+  lo = f32[] constant(-2147483648)
+  hi = f32[] constant(2147483648)
+  lob = f32[16] broadcast(lo), dimensions={}
+  hib = f32[16] broadcast(hi), dimensions={}
+  ge = pred[16] compare(f, lob), direction=GE
+  lt = pred[16] compare(f, hib), direction=LT
+  ok = pred[16] and(ge, lt)
+  i = s32[16] convert(f)
   ind = s32[] constant(-2147483648)
   indb = s32[16] broadcast(ind), dimensions={}
   s = s32[16] select(ok, i, indb)

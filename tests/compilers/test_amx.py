@@ -56,8 +56,8 @@ def run1(acc, name: str, state: dict[str, np.ndarray] | None = None, **attrs: in
 # ---------------------------------------------------------------------------------------------
 
 EXPECTED = ["tilezero", "tileloadd", "tilestored", "tdpbusd", "tdpbf16ps", "vmovups_load", "vmovups_store",
-            "vpxord", "vbroadcastss", "vfmadd231ps", "vaddps", "vaddps_mem", "vmulps", "vmaxps", "vminps",
-            "vcvtdq2ps", "vcvtps2dq", "vpmovusdb", "vpmovusdb_store"]
+            "vpxord", "vpandd", "vbroadcastss", "vfmadd231ps", "vaddps", "vaddps_mem", "vmulps", "vmaxps",
+            "vminps", "vcvtdq2ps", "vcvtps2dq", "vcvttps2dq", "vpmovusdb", "vpmovusdb_store"]
 
 
 def test_description_validates(acc) -> None:
@@ -196,6 +196,17 @@ def x86_cvtps2dq(a: int) -> int:
     r = v - n
     if r > Fraction(1, 2) or (r == Fraction(1, 2) and n % 2 == 1):
         n += 1
+    if not -2 ** 31 <= n < 2 ** 31:
+        return 0x80000000
+    return n & 0xFFFFFFFF
+
+
+def x86_cvttps2dq(a: int) -> int:
+    """CVTTPS2DQ lane (SDM): truncate toward zero; NaN / out of range -> 0x80000000 (integer indefinite)."""
+    if is_nan_bits(a) or is_inf_bits(a):
+        return 0x80000000
+    v = frac(daz_bits(a))
+    n = math.floor(v) if v >= 0 else math.ceil(v)
     if not -2 ** 31 <= n < 2 ** 31:
         return 0x80000000
     return n & 0xFFFFFFFF
@@ -463,6 +474,8 @@ def test_conversions(acc, seed: int) -> None:
                                     -2147483904.0, 1e-45], np.float32))
     m = run1(acc, "vcvtps2dq", {"zmm": zmm_state(f)}, dst=1, src=0)
     assert_lanes(lanes32(m, 1), [x86_cvtps2dq(int(x)) for x in f])
+    m = run1(acc, "vcvttps2dq", {"zmm": zmm_state(f)}, dst=1, src=0)
+    assert_lanes(lanes32(m, 1), [x86_cvttps2dq(int(x)) for x in f])
     i = rng.integers(-2 ** 31, 2 ** 31, 16, dtype=np.int64).astype(np.int32)
     i[:6] = [2 ** 31 - 1, -2 ** 31, 16777217, -16777219, 0, 2 ** 24 + 3]
     m = run1(acc, "vcvtdq2ps", {"zmm": zmm_state(i.view(np.uint32))}, dst=1, src=0)
@@ -497,6 +510,8 @@ def test_moves_broadcast_xor(acc) -> None:
     assert np.array_equal(m.state["zmm"][9], z[3] ^ z[8])
     m = run1(acc, "vpxord", {"zmm": z}, dst=9, a=9, b=9)
     assert (m.state["zmm"][9] == 0).all()
+    m = run1(acc, "vpandd", {"zmm": z}, dst=9, a=3, b=8)
+    assert np.array_equal(m.state["zmm"][9], z[3] & z[8]) and np.array_equal(m.state["zmm"][10:], z[10:])
 
 
 # ---------------------------------------------------------------------------------------------
