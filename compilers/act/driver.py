@@ -174,7 +174,7 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
     if stats.candidates == 0:
         # completeness fallback (§5.2.3, §4.2.3): tiling with the identity instructions
         t = time.perf_counter()
-        pg = _tiled(graph, kernel, acc, rules)
+        pg = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo))
         stats.add("M3", time.perf_counter() - t)
         if pg is not None:
             stats.tiled = True
@@ -186,9 +186,18 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
         raise Unsupported(last_reason or "no pii graph found")
 
 
-def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules) -> phase1.PiiGraph | None:
-    """The pii graph of :mod:`.tiling` (slice^H / concat^H), or None. Its two identities beyond
-    data movement are used only where the library rule stating them passes the proof gate."""
+def tiling_forms(eg: EGraph, memo: dict) -> object:
+    """The kernel values' other forms in the saturated e-graph (M2's proven rewrites), for tiling."""
+    from .tiling import Forms
+
+    return Forms(eg, eg.snapshot(), memo)
+
+
+def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules,
+           forms: object = None) -> phase1.PiiGraph | None:
+    """The pii graph of :mod:`.tiling` (slice^H / concat^H), or None. It sees every form of a
+    kernel value that M2's proven rewrites put in its e-class; its identities beyond data
+    movement are used only where the library rule stating them passes the proof gate."""
     from rewrite_rules.library import load
     from semantics.types import TupleType
 
@@ -210,7 +219,7 @@ def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules
         for tt in ts:
             dims.update(int(d) for d in tt.shape)
             dims.add(tt.dtype.nbytes)
-    tl = tiling.Tiler(acc, dims, identity, kernel.inputs)
+    tl = tiling.Tiler(acc, dims, identity, kernel.inputs, forms)  # type: ignore[arg-type]
     return tl.build([tiling.view_of(r) for r in kernel.roots])
 
 

@@ -171,12 +171,6 @@ def insert(egraph: EGraph, t: Term, memo: dict[int, tuple[Term, int]]) -> int:
     for f in literal_forms(t.info):
         egraph.union(h, insert(egraph, f, memo))
     return h
-    assert t.info is not None, "parameters cannot be inserted"
-    h = egraph.add(t.info, tuple(insert(egraph, c, memo) for c in t.children))
-    memo[k] = h
-    for f in literal_forms(t.info):
-        egraph.union(h, insert(egraph, f, memo))
-    return h
 
 
 def literal_forms(info: NodeInfo) -> list[Term]:

@@ -610,8 +610,25 @@ def _sample_alphas(ins) -> list[dict[str, int]]:  # noqa: ANN001
     return picks
 
 
-def _pointwise(r: Rule, lhs: Node, rhs: Node) -> bool:
-    """Only elementwise operators, and broadcasts only of scalar constants (splats)."""
+def _dtype(n: Node, rule_dtype: str) -> str:
+    """The element type a rule node computes (the rule's dtype unless stated or implied)."""
+    if isinstance(n, TVar):
+        return n.dtype or rule_dtype
+    assert isinstance(n, Op)
+    if n.out_dtype is not None:
+        return n.out_dtype
+    if n.opcode == "compare":
+        return "pred"
+    if n.opcode == "select":
+        return _dtype(n.args[1], rule_dtype)
+    return _dtype(n.args[0], rule_dtype) if n.args else rule_dtype
+
+
+def _pointwise(r: Rule, lhs: Node, rhs: Node, dtype: str = "") -> bool:
+    """Only elementwise operators (a bitcast-convert between types of one width is one), and
+    broadcasts only of scalar constants (splats)."""
+    from semantics.dtypes import DTYPES
+
     def ok(n: Node) -> bool:
         if isinstance(n, TVar):
             return True
@@ -620,6 +637,9 @@ def _pointwise(r: Rule, lhs: Node, rhs: Node) -> bool:
             return True
         if n.opcode == "broadcast":
             return isinstance(n.args[0], Op) and n.args[0].opcode == "constant"
+        if n.opcode == "bitcast-convert" and dtype:
+            same = DTYPES[_dtype(n, dtype)].nbytes == DTYPES[_dtype(n.args[0], dtype)].nbytes
+            return same and ok(n.args[0])
         return n.opcode in _ELEMENTWISE and all(ok(a) for a in n.args)
     return ok(lhs) and ok(rhs)
 
@@ -635,7 +655,7 @@ def _instantiate(r: Rule) -> list[Inst]:
                 continue
             shrinks = _size(rhs) < _size(lhs) or _tvars(rhs, set()) < set(c.tensors)
             out.append(Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks, k))
-            if r.ranks == (1,) and _pointwise(r, lhs, rhs):
+            if r.ranks == (1,) and _pointwise(r, lhs, rhs, d):
                 for k2 in (2, 3):
                     c2, l2, r2, p2 = r.instantiate(d, k2)
                     out.append(Inst(r, d, k2, l2, r2, p2, c2.tensors, shrinks, 1))

@@ -44,14 +44,15 @@ from typing import Any
 
 import numpy as np
 
-from semantics.ops import REGISTRY
+from semantics.ir import Attrs
+from semantics.ops import REGISTRY, Env
 from semantics.types import TensorType
 
 from ..isa import HBM, Accelerator
 from .phase1 import IsaRule, IsaRules, PiiGraph, PiiNode
 from .terms import Term, lower
 
-__all__ = ["DC", "View", "view_of", "match", "Tiler"]
+__all__ = ["DC", "View", "view_of", "match", "Forms", "Tiler"]
 
 DC = -(1 << 40)     # a byte nobody reads ("don't care")
 # codes: >= 0 is a byte of the base's image; -1 - b is the constant byte b (0..255); DC
@@ -195,13 +196,80 @@ def _merge(a: View, b: View) -> View | None:
     return View(a.base if ua else (b.base if ub else None), idx)
 
 
+class Forms:
+    """The other forms of a kernel value: the e-nodes of its e-class after M2's proven rewrites,
+    as terms (each child is its class's representative: the kernel's own term where there is
+    one, else a term built from an e-node whose children have representatives, so terms stay
+    acyclic). Without an e-graph every value has only its own form."""
+
+    def __init__(self, egraph: Any = None, snap: Any = None, memo: dict[int, tuple[Term, int]] | None = None) -> None:
+        self.cls: dict[Term, int] = {}
+        self.alts: dict[int, list[Term]] = {}
+        self.snap = snap
+        self.rep: dict[int, Term] = {}
+        if snap is None or memo is None:
+            return
+        self.infos = egraph.infos
+        for term, h in memo.values():
+            c = snap.handle_class[h]
+            self.cls.setdefault(term, c)
+            self.rep.setdefault(c, term)
+        changed = True
+        while changed:                       # representatives of the classes the rewrites created
+            changed = False
+            for c, nodes in enumerate(snap.classes):
+                if c in self.rep:
+                    continue
+                for en in nodes:
+                    info = self.infos[en.info]
+                    if info.kind in ("op", "lit") and all(ch in self.rep for ch in en.children):
+                        t = Term(info, tuple(self.rep[ch] for ch in en.children))
+                        self.rep[c] = t
+                        self.cls.setdefault(t, c)
+                        changed = True
+                        break
+
+    def of(self, t: Term) -> list[Term]:
+        """The forms of ``t`` other than ``t`` (computing operators only)."""
+        c = self.cls.get(t)
+        if c is None:
+            return []
+        out = self.alts.get(c)
+        if out is None:
+            out = []
+            for en in self.snap.classes[c]:
+                info = self.infos[en.info]
+                if info.kind == "op" and all(ch in self.rep for ch in en.children):
+                    a = Term(info, tuple(self.rep[ch] for ch in en.children))
+                    self.cls.setdefault(a, c)
+                    out.append(a)
+            self.alts[c] = out
+        return [a for a in out if a != t]
+
+    def views(self, dem: View) -> list[View]:
+        """``dem`` read through each other form of its base (same value, so the same bytes)."""
+        base = dem.base
+        if base is None or base.info is None or base.info.kind != "op":
+            return []
+        out = []
+        d = dem.idx
+        for a in self.of(base):
+            av = view_of(a)
+            if av.base is None:
+                continue
+            out.append(View(av.base, np.where(d >= 0, av.idx[np.maximum(d, 0)], d)))
+        return out
+
+
 class Matcher:
     """Matches instruction patterns against demanded views. ``identity(name, dtype)`` says
-    whether the library rule ``name`` is proven for ``dtype`` (the gate for the two identities)."""
+    whether the library rule ``name`` is proven for ``dtype`` (the gate for the two identities);
+    ``forms`` gives the other forms of a kernel value (M2's proven rewrites)."""
 
-    def __init__(self, views: _Views, identity: Any) -> None:
+    def __init__(self, views: _Views, identity: Any, forms: Forms | None = None) -> None:
         self.view_of = views
         self.identity = identity
+        self.forms = forms or Forms()
 
     def match(self, pat: Term, dem: View, bind: Bind) -> Iterator[Bind]:
         pv = self.view_of(pat)
@@ -233,6 +301,10 @@ class Matcher:
             yield {**bind, pv.base.index: sub}
             return
         yield from self._op(pv.base, sub, bind)
+        name = pv.base.info.name  # type: ignore[union-attr]
+        for alt in self.forms.views(sub):
+            if alt.base is not None and alt.base.info is not None and alt.base.info.name == name:
+                yield from self._op(pv.base, alt, bind)
 
     def _elements(self, p: Term, d: View) -> np.ndarray | None:
         """The demanded base element of each element of ``p`` (-1: none), or None when the
@@ -267,6 +339,11 @@ class Matcher:
         assert p.info is not None
         e = self._elements(p, d)
         name = p.info.name
+        if d.base is None and self._fixed_point(p, d):
+            # a constant demanded of an elementwise operator that maps it to itself (max(c, c),
+            # and(c, c), ...): demanding the same constant of every operand computes it
+            yield from self._children(p.children, [d] * len(p.children), bind)
+            return
         if e is not None:
             D = d.base
             assert D is not None and D.info is not None
@@ -302,6 +379,27 @@ class Matcher:
                     continue
                 for b in self.match(p.children[s], zero, bind):
                     yield from self.match(p.children[1 - s], d, b)
+
+    @staticmethod
+    def _fixed_point(p: Term, d: View) -> bool:
+        """True when every demanded element is a whole constant c with p(c, ..., c) = c (bits)."""
+        assert p.info is not None
+        t = p.type
+        if p.info.name not in _ELEMENTWISE or not p.children or any(c.type != t for c in p.children):
+            return False
+        nb = t.dtype.nbytes
+        rows = d.idx.reshape(-1, nb)
+        whole = (rows != DC).all(axis=1)
+        if not whole.any() or not (whole | (rows == DC).all(axis=1)).all() or (rows[whole] >= 0).any():
+            return False
+        data = (-1 - rows[whole]).astype(np.uint8)
+        vals = data.reshape(-1).view(t.dtype.np)
+        try:
+            out = REGISTRY[p.info.name].evaluate([vals] * len(p.children), Attrs(p.info.attrs),
+                                                  TensorType(t.dtype, (int(vals.size),)), Env())
+        except Exception:  # noqa: BLE001 - an operator that cannot run on these constants
+            return False
+        return bool(np.asarray(out, dtype=t.dtype.np).view(np.uint8).reshape(-1).tobytes() == data.tobytes())
 
     def _children(self, pats: tuple[Term, ...], dems: list[View], bind: Bind) -> Iterator[Bind]:
         if not pats:
@@ -376,9 +474,11 @@ class Tiler:
 
     MAX_DEMANDS = 20000
 
-    def __init__(self, acc: Accelerator, dims: set[int], identity: Any, inputs: list[TensorType]) -> None:
+    def __init__(self, acc: Accelerator, dims: set[int], identity: Any, inputs: list[TensorType],
+                 forms: Forms | None = None) -> None:
         self.acc = acc
-        self.m = Matcher(view_of, identity)
+        self.forms = forms or Forms()
+        self.m = Matcher(view_of, identity, self.forms)
         self.inputs = inputs
         doms = set(dims) | {d * k for d in dims for k in (2, 4)} | {d // k for d in dims for k in (2, 4) if d % k == 0}
         gen = IsaRules(acc)
@@ -465,15 +565,16 @@ class Tiler:
         n = len(dem)
         base = dem.base
         bkind = "const" if base is None else ("op" if base.info is not None and base.info.kind == "op" else "input")
+        bases = [base] + [v.base for v in self.forms.views(dem)]
         groups: dict[str, list[dict[str, int]]] = {}
         for ins, alpha in self.by_out.get((buf, n), ()):
             groups.setdefault(ins.name, []).append(alpha)
         for name in groups:
             ins = self.acc.instructions[name]
-            if not self._may_match(self.tops[name], bkind, base):
+            if not any(self._may_match(self.tops[name], bkind, b) for b in bases):
                 continue
             for r in self._consistent(ins, buf, n, dem):
-                if not self._may_match(_top(r), bkind, base):
+                if not any(self._may_match(_top(r), bkind, b) for b in bases):
                     continue
                 opt = self._try(r, dem)
                 if opt is not None:

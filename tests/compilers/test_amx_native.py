@@ -171,3 +171,25 @@ def test_tmul_native(tmp_path: Path, seed: int) -> None:
     # TDPBF16PS's NaN results: NaN exactly where the model says, but the hardware's NaN (sign and
     # payload, e.g. 0x7FC00000 for an invalid operation) is not modelled
     assert_same(native, sim, f"TMUL M={M} K={K} N={N}", ((300000, 300000 + M * sc),))
+
+
+def test_compiled_k5_native(tmp_path: Path) -> None:
+    """The compiled K5 (int8 matmul + the scale/ReLU/saturate chain) on the host CPU: the whole
+    HBM image equals the simulator's, and the outputs equal the reference interpreter, on
+    random and edge-value inputs (NaN, infinities, signed zeros, subnormals)."""
+    from compilers.act import compile_graph
+    from compilers.program import hbm_image, print_asm, read_outputs
+    from semantics.compare import compare
+    from semantics.hlo_parser import parse_file
+    from semantics.inputs import random_inputs
+    from semantics.interp import evaluate
+
+    acc = load_target("amx")
+    g = parse_file(ROOT.parent / "shared" / "corpus" / "paper" / "amx_k5.hlo")
+    prog = compile_graph(g, acc).program
+    for seed in (0, 1, 2, 3):
+        xs = random_inputs(g, seed, edges=bool(seed % 2))
+        native, sim = run_both(tmp_path, print_asm(prog), hbm_image(prog, xs, acc.hbm_size), f"k5_{seed}")
+        assert_same(native, sim, f"K5 seed {seed}")
+        cmp = compare(evaluate(g, xs), read_outputs(prog, native))
+        assert cmp.ok, cmp.message
