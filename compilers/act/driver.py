@@ -92,9 +92,14 @@ class Compiled:
 
 
 def _pii_cost(acc: Accelerator) -> Callable[[NodeInfo], float]:
+    memo: dict[NodeInfo, float] = {}
+
     def f(info: NodeInfo) -> float:
-        alpha, _, _ = phase1.pii_parts(acc, info)
-        return float(acc.instructions[info.name].cost.cycles.eval(alpha)) + 1.0   # +1: fewer instructions break ties
+        c = memo.get(info)
+        if c is None:
+            alpha, _, _ = phase1.pii_parts(acc, info)
+            c = memo[info] = float(acc.instructions[info.name].cost.cycles.eval(alpha)) + 1.0   # +1: fewer instructions break ties
+        return c
     return f
 
 

@@ -137,6 +137,7 @@ class EGraph:
         self._memo: dict[tuple[int, tuple[int, ...]], int] = {}
         self._pending_unions: list[tuple[int, int]] = []
         self._pending_adds: list[Any] = []
+        self._h: list[Any] = []            # T.h(i) per handle, built once (egglog expressions are costly)
         self.unions = 0
 
     @property
@@ -163,10 +164,12 @@ class EGraph:
         h = len(self._handle_sig)
         self._handle_sig.append(sig)
         self._memo[sig] = h
+        self._h.append(T.h(h))
         # the e-node is named by its handle: T.h(h) = n_k(key, T.h(child)...), so registering it is
         # O(arity) (a nested term would be re-walked by egglog on every add) and a handle's e-class
         # is read off the serialized e-graph directly
-        self._pending_adds.append(eg.union(T.h(h)).with_(_CTORS[len(children)](str(iid), *(T.h(c) for c in children))))
+        hs = self._h
+        self._pending_adds.append(eg.union(hs[h]).with_(_CTORS[len(children)](str(iid), *(hs[c] for c in children))))
         return h
 
     def union(self, a: int, b: int) -> None:
@@ -174,7 +177,8 @@ class EGraph:
 
     def flush(self) -> None:
         """Give the pending e-nodes and unions to egglog and restore congruence (egglog's rebuild)."""
-        acts = self._pending_adds + [eg.union(T.h(a)).with_(T.h(b)) for a, b in self._pending_unions]
+        hs = self._h
+        acts = self._pending_adds + [eg.union(hs[a]).with_(hs[b]) for a, b in self._pending_unions]
         if acts:
             self.eg.register(*acts)
         self.unions += len(self._pending_unions)

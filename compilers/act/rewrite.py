@@ -464,14 +464,13 @@ class IrRules:
                 if info.kind == "op":
                     by_op.setdefault(info.name, []).append(c)
         present = {(dt, len(shape)) for dt, shape in snap.class_type}
+        fwd = _forward(self.insts)
+        # only instantiations of a dtype and rank some e-class has (others cannot match), in the
+        # library's order (the order unions are made in is part of the result)
+        order = sorted(k for key in present for k in fwd.get(key, ()))
         n = 0
-        for inst in self.insts:
-            if (inst.dtype, inst.rank) not in present:
-                continue   # no e-class of the instantiation's dtype and rank: cannot match
-            if inst.shrinks and _tvars(inst.rhs, set()) != set(inst.tensors):
-                continue   # a rule that drops a variable cannot fire forward usefully here
-            if not isinstance(inst.lhs, Op):
-                continue
+        for k in order:
+            inst = self.insts[k]
             m = Matcher(inst, view, lits.get)
             for c in dict.fromkeys(by_op.get(inst.lhs.opcode, [])):
                 for b in m.match(inst.lhs, c, _Binding()):
@@ -642,6 +641,25 @@ def _pointwise(r: Rule, lhs: Node, rhs: Node, dtype: str = "") -> bool:
             return same and ok(n.args[0])
         return n.opcode in _ELEMENTWISE and all(ok(a) for a in n.args)
     return ok(lhs) and ok(rhs)
+
+
+_FWD: dict[int, tuple[list[Inst], dict[tuple[str, int], list[int]]]] = {}
+
+
+def _forward(insts: list[Inst]) -> dict[tuple[str, int], list[int]]:
+    """Positions of the instantiations that can fire forward (a left side rooted at an operator;
+    not a rule that drops a variable), by (dtype, rank); computed once per rule set."""
+    hit = _FWD.get(id(insts))
+    if hit is None or hit[0] is not insts:
+        idx: dict[tuple[str, int], list[int]] = {}
+        for k, inst in enumerate(insts):
+            if inst.shrinks and _tvars(inst.rhs, set()) != set(inst.tensors):
+                continue
+            if not isinstance(inst.lhs, Op):
+                continue
+            idx.setdefault((inst.dtype, inst.rank), []).append(k)
+        hit = _FWD[id(insts)] = (insts, idx)
+    return hit[1]
 
 
 def _instantiate(r: Rule) -> list[Inst]:
