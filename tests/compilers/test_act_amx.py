@@ -138,3 +138,33 @@ def test_byte_view_of_a_layout_chain_is_the_interpreter(chain, seed: int) -> Non
     src = np.frombuffer(x.tobytes(), dtype=np.uint8).astype(np.int64)
     got = np.where(v.idx >= 0, src[np.maximum(v.idx, 0)], -1 - v.idx).astype(np.uint8).tobytes()
     assert got == want
+
+
+# --- constants through an elementwise fixed point --------------------------------------------
+
+def _pattern(op: str, dt: str = "f32") -> object:
+    """``op(a, a)`` over a parameter (an instruction pattern's shape: lowered, params kept)."""
+    return lower(parse_hlo(f"""HloModule m
+ENTRY e {{
+  a = {dt}[4] parameter(0)
+  ROOT y = {dt}[4] {op}(a, a)
+}}"""))
+
+
+@pytest.mark.parametrize("op,value,ok", [
+    ("maximum", 0.0, True), ("maximum", 255.0, True), ("minimum", -3.5, True),
+    ("add", 0.0, True), ("add", 1.0, False), ("multiply", 2.0, False),
+    ("maximum", 1e-40, False),            # DAZ: max(s, s) of a subnormal s is a zero, not s
+])
+def test_constant_demand_through_a_fixed_point(op: str, value: float, ok: bool) -> None:
+    """A demanded constant c is computed by op(a, a) with a = c exactly when op(c, c) = c, bit
+    for bit (checked by evaluating the operator)."""
+    from compilers.act.tiling import View, match
+
+    pat = _pattern(op)
+    data = np.full(4, value, np.float32).view(np.uint8).astype(np.int64)
+    binds = match(pat, View(None, -1 - data))
+    assert bool(binds) == ok
+    if ok:
+        (b,) = binds
+        assert b[0].base is None and np.array_equal(b[0].idx, -1 - data)
