@@ -83,6 +83,30 @@ def _maxmin_ps(direction: str) -> str:
             "  s = f32[16] select(pick, ad, bd)\n" + _out_f32("s") + "}")
 
 
+# x86 CVTPS2DQ / CVTTPS2DQ: the f32 lane rounded to nearest even (rne) or truncated (HLO's
+# convert truncates), then s32; NaN and values outside [-2^31, 2^31) give 0x80000000.
+def _cvt_ps2dq(name: str, rne: bool) -> str:
+    rounded = "  n = f32[16] round-nearest-even(f)\n" if rne else ""
+    v = "n" if rne else "f"
+    return (f"ENTRY {name} {{\n"
+            "  x = u8[1,64] parameter(0)\n"
+            "  r = u8[16,4] reshape(x)\n"
+            "  f = f32[16] bitcast-convert(r)\n" + rounded +
+            "  lo = f32[] constant(-2147483648)\n"
+            "  hi = f32[] constant(2147483648)\n"
+            "  lob = f32[16] broadcast(lo), dimensions={}\n"
+            "  hib = f32[16] broadcast(hi), dimensions={}\n"
+            f"  ge = pred[16] compare({v}, lob), direction=GE\n"
+            f"  lt = pred[16] compare({v}, hib), direction=LT\n"
+            "  ok = pred[16] and(ge, lt)\n"
+            f"  i = s32[16] convert({v})\n"
+            "  ind = s32[] constant(-2147483648)\n"
+            "  indb = s32[16] broadcast(ind), dimensions={}\n"
+            "  s = s32[16] select(ok, i, indb)\n"
+            "  o = u8[16,4] bitcast-convert(s)\n"
+            "  ROOT y = u8[1,64] reshape(o)\n}")
+
+
 def build() -> Accelerator:
     amx = Accelerator("amx", hbm_size=HBM_SIZE,
                       doc="Intel AMX (palette 1) + AVX-512 subset of the oneDNN kernels (Act appendix E)")
@@ -354,51 +378,14 @@ ENTRY vcvtdq2ps {
     amx.add_instruction(
         "vcvtps2dq", alpha={}, beta=["dst", "src"], inputs=[zmm("src")], output=zmm("dst"),
         doc="VCVTPS2DQ: f32 lanes -> s32 (RNE; NaN / out of range -> 0x80000000)",
-        semantics="""
-ENTRY vcvtps2dq {
-  x = u8[1,64] parameter(0)
-  r = u8[16,4] reshape(x)
-  f = f32[16] bitcast-convert(r)
-  n = f32[16] round-nearest-even(f)
-  lo = f32[] constant(-2147483648)
-  hi = f32[] constant(2147483648)
-  lob = f32[16] broadcast(lo), dimensions={}
-  hib = f32[16] broadcast(hi), dimensions={}
-  ge = pred[16] compare(n, lob), direction=GE
-  lt = pred[16] compare(n, hib), direction=LT
-  ok = pred[16] and(ge, lt)
-  i = s32[16] convert(n)
-  ind = s32[] constant(-2147483648)
-  indb = s32[16] broadcast(ind), dimensions={}
-  s = s32[16] select(ok, i, indb)
-  o = u8[16,4] bitcast-convert(s)
-  ROOT y = u8[1,64] reshape(o)
-}""")
+        semantics=_cvt_ps2dq("vcvtps2dq", rne=True))
 
     # (17b) vcvttps2dq zmm(dst), zmm(src): f32 -> s32 truncating (toward zero, whatever MXCSR.RC);
-    #       NaN and values outside [-2^31, 2^31) give the integer indefinite 0x80000000
+    #       the same integer indefinite
     amx.add_instruction(
         "vcvttps2dq", alpha={}, beta=["dst", "src"], inputs=[zmm("src")], output=zmm("dst"),
         doc="VCVTTPS2DQ: f32 lanes -> s32 (truncation; NaN / out of range -> 0x80000000)",
-        semantics="""
-ENTRY vcvttps2dq {
-  x = u8[1,64] parameter(0)
-  r = u8[16,4] reshape(x)
-  f = f32[16] bitcast-convert(r)
-  lo = f32[] constant(-2147483648)
-  hi = f32[] constant(2147483648)
-  lob = f32[16] broadcast(lo), dimensions={}
-  hib = f32[16] broadcast(hi), dimensions={}
-  ge = pred[16] compare(f, lob), direction=GE
-  lt = pred[16] compare(f, hib), direction=LT
-  ok = pred[16] and(ge, lt)
-  i = s32[16] convert(f)
-  ind = s32[] constant(-2147483648)
-  indb = s32[16] broadcast(ind), dimensions={}
-  s = s32[16] select(ok, i, indb)
-  o = u8[16,4] bitcast-convert(s)
-  ROOT y = u8[1,64] reshape(o)
-}""")
+        semantics=_cvt_ps2dq("vcvttps2dq", rne=False))
 
     # (18) vpmovusdb xmm(dst), zmm(src): u32 lanes -> u8 with unsigned saturation; the 16 bytes
     #      land in the low 128 bits of zmm(dst), the upper 384 bits are zeroed (EVEX)
