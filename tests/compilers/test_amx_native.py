@@ -193,3 +193,26 @@ def test_compiled_k5_native(tmp_path: Path) -> None:
         assert_same(native, sim, f"K5 seed {seed}")
         cmp = compare(evaluate(g, xs), read_outputs(prog, native))
         assert cmp.ok, cmp.message
+
+
+def test_compiled_k1_vnni_native(tmp_path: Path) -> None:
+    """K1 with B in VNNI layout compiles to Fig. 43's 16 instructions; on the host CPU the HBM
+    image equals the simulator's and the output the reference interpreter."""
+    from compilers.act import compile_graph
+    from compilers.program import hbm_image, print_asm, read_outputs
+    from semantics.compare import compare
+    from semantics.hlo_parser import parse_hlo
+    from semantics.inputs import random_inputs
+    from semantics.interp import evaluate
+
+    acc = load_target("amx")
+    text = (ROOT.parent / "shared" / "corpus" / "paper" / "amx_k1.hlo").read_text()
+    g = parse_hlo(text.replace("{1,0:T(16,64)}", "{0,1:T(4,1)}"), "amx_k1_vnni")
+    prog = compile_graph(g, acc).program
+    assert len(prog.instructions) == 16
+    for seed in (0, 1):
+        xs = random_inputs(g, seed, edges=bool(seed % 2))
+        native, sim = run_both(tmp_path, print_asm(prog), hbm_image(prog, xs, acc.hbm_size), f"k1v_{seed}")
+        assert_same(native, sim, f"K1 VNNI seed {seed}")
+        cmp = compare(evaluate(g, xs), read_outputs(prog, native))
+        assert cmp.ok, cmp.message
