@@ -1,7 +1,7 @@
 """The e-graph of phase 1, stored in egglog (seed 000 §5, Fig. 9).
 
 egglog (Rust engine) owns the e-graph: hash-consing, union-find and congruence closure. Every
-e-node is one of the constructors ``T.n0 .. T.n8`` (by arity) whose first argument is a short
+e-node is one of the constructors ``n0 .. n8`` (by arity) whose first argument is a short
 key naming a :class:`NodeInfo` held here on the Python side: a tensor operator with its attributes
 and result type, a flattened input variable (a leaf in ``d0``), a literal (a folded compile-time
 constant), or a partially instantiated instruction θ_{α,?} (pii) with its output buffer. Since the
@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import egglog as eg
+import egglog.bindings as eb
 
 from semantics.errors import AccvError
 from semantics.ir import Literal
@@ -30,41 +30,15 @@ __all__ = ["NodeInfo", "EGraph", "Snapshot", "ENode", "MAX_ARITY"]
 MAX_ARITY = 8
 
 
-class T(eg.Expr):
-    """One e-node: a key (the :class:`NodeInfo`) and its operand e-classes."""
-
-    @classmethod
-    def h(cls, i: eg.i64Like) -> T: ...  # type: ignore[empty-body]
-
-    @classmethod
-    def n0(cls, k: eg.StringLike) -> T: ...  # type: ignore[empty-body]
-
-    @classmethod
-    def n1(cls, k: eg.StringLike, a: T) -> T: ...  # type: ignore[empty-body]
-
-    @classmethod
-    def n2(cls, k: eg.StringLike, a: T, b: T) -> T: ...  # type: ignore[empty-body]
-
-    @classmethod
-    def n3(cls, k: eg.StringLike, a: T, b: T, c: T) -> T: ...  # type: ignore[empty-body]
-
-    @classmethod
-    def n4(cls, k: eg.StringLike, a: T, b: T, c: T, d: T) -> T: ...  # type: ignore[empty-body]
-
-    @classmethod
-    def n5(cls, k: eg.StringLike, a: T, b: T, c: T, d: T, e: T) -> T: ...  # type: ignore[empty-body]
-
-    @classmethod
-    def n6(cls, k: eg.StringLike, a: T, b: T, c: T, d: T, e: T, f: T) -> T: ...  # type: ignore[empty-body]
-
-    @classmethod
-    def n7(cls, k: eg.StringLike, a: T, b: T, c: T, d: T, e: T, f: T, g: T) -> T: ...  # type: ignore[empty-body]
-
-    @classmethod
-    def n8(cls, k: eg.StringLike, a: T, b: T, c: T, d: T, e: T, f: T, g: T, h: T) -> T: ...  # type: ignore[empty-body]
-
-
-_CTORS = [T.n0, T.n1, T.n2, T.n3, T.n4, T.n5, T.n6, T.n7, T.n8]
+#: The e-graph's signature, declared once per e-graph through egglog's bindings: ``h`` names an
+#: e-node by its handle (an i64), ``n0 .. n8`` are the e-nodes by arity, the first argument the
+#: :class:`NodeInfo` key. Commands are built as binding objects (no egglog expression layer: that
+#: layer costs ~0.1 ms per e-node in Python, more than egglog's own work).
+_DECLS = "(sort T)\n(constructor h (i64) T)\n" + "\n".join(
+    f"(constructor n{k} (String{' T' * k}) T)" for k in range(MAX_ARITY + 1))
+_SPAN = eb.RustSpan("", 0, 0)
+_RUN1 = eb.RunSchedule(eb.Repeat(_SPAN, 1, eb.Run(_SPAN, eb.RunConfig("", None))))
+_CTOR_NAMES = [f"n{k}" for k in range(MAX_ARITY + 1)]
 
 
 def type_key(t: TensorType) -> tuple[str, tuple[int, ...]]:
@@ -130,15 +104,17 @@ class EGraph:
     """Handles (ints) name e-nodes as they were added; :meth:`snapshot` maps them to e-classes."""
 
     def __init__(self) -> None:
-        self.eg = eg.EGraph()
+        self.eg = eb.EGraph()
+        self.eg.run_program(*self.eg.parse_program(_DECLS))
         self.infos: list[NodeInfo] = []
         self._info_id: dict[NodeInfo, int] = {}
         self._handle_sig: list[tuple[int, tuple[int, ...]]] = []
         self._memo: dict[tuple[int, tuple[int, ...]], int] = {}
         self._pending_unions: list[tuple[int, int]] = []
         self._pending_adds: list[Any] = []
-        self._h: list[Any] = []            # T.h(i) per handle, built once (egglog expressions are costly)
+        self._h: list[Any] = []            # the binding of (h i) per handle, built once
         self.unions = 0
+        self._snap: Snapshot | None = None   # the last snapshot, valid until the next flush
 
     @property
     def info_ids(self) -> dict[NodeInfo, int]:
@@ -164,12 +140,14 @@ class EGraph:
         h = len(self._handle_sig)
         self._handle_sig.append(sig)
         self._memo[sig] = h
-        self._h.append(T.h(h))
-        # the e-node is named by its handle: T.h(h) = n_k(key, T.h(child)...), so registering it is
-        # O(arity) (a nested term would be re-walked by egglog on every add) and a handle's e-class
-        # is read off the serialized e-graph directly
+        sp = _SPAN
+        self._h.append(eb.Call(sp, "h", [eb.Lit(sp, eb.Int(h))]))
+        # the e-node is named by its handle: (union (h i) (n_k key (h child)...)), so registering it
+        # is O(arity) (a nested term would be re-walked by egglog on every add) and a handle's
+        # e-class is read off the serialized e-graph directly
         hs = self._h
-        self._pending_adds.append(eg.union(hs[h]).with_(_CTORS[len(children)](str(iid), *(hs[c] for c in children))))
+        node = eb.Call(sp, _CTOR_NAMES[len(children)], [eb.Lit(sp, eb.String(str(iid))), *(hs[c] for c in children)])
+        self._pending_adds.append(eb.ActionCommand(eb.Union(sp, hs[h], node)))
         return h
 
     def union(self, a: int, b: int) -> None:
@@ -178,20 +156,24 @@ class EGraph:
     def flush(self) -> None:
         """Give the pending e-nodes and unions to egglog and restore congruence (egglog's rebuild)."""
         hs = self._h
-        acts = self._pending_adds + [eg.union(hs[a]).with_(hs[b]) for a, b in self._pending_unions]
-        if acts:
-            self.eg.register(*acts)
+        acts = self._pending_adds + [eb.ActionCommand(eb.Union(_SPAN, hs[a], hs[b])) for a, b in self._pending_unions]
+        if not acts:
+            return
+        self.eg.run_program(*acts, _RUN1)
         self.unions += len(self._pending_unions)
         self._pending_adds.clear()
         self._pending_unions.clear()
-        self.eg.run(1)
+        self._snap = None
 
     def snapshot(self) -> Snapshot:
         """egglog's serialized e-graph, read back into dense class ids (toolchain.md: children are
-        node ids; each node's ``eclass`` names its class). Handle nodes ``T.h(i)`` (an i64 child)
+        node ids; each node's ``eclass`` names its class). Handle nodes ``(h i)`` (an i64 child)
         give each handle's class and are not e-nodes of the program."""
         self.flush()
-        data = json.loads(self.eg._serialize(split_primitive_outputs=False).to_json())
+        if self._snap is not None:
+            return self._snap
+        data = json.loads(self.eg.serialize([], max_functions=None, max_calls_per_function=None,
+                                            include_temporary_functions=False).to_json())
         nodes = data["nodes"]
         cls_ids: dict[str, int] = {}
         prim: dict[str, str] = {}
@@ -232,7 +214,8 @@ class EGraph:
             raise SnapshotError(f"e-graph snapshot: a handle is missing from egglog's serialized e-graph "
                                 f"({len(nodes)} nodes)") from None
         class_type = [self.infos[cl[0].info].tkey for cl in classes]
-        return Snapshot(classes, handle_class, class_type, by_info)
+        self._snap = Snapshot(classes, handle_class, class_type, by_info)
+        return self._snap
 
     def rep_handles(self, snap: Snapshot) -> dict[int, int]:
         """One handle per e-class (to build new e-nodes over existing classes)."""

@@ -269,6 +269,14 @@ class IsaRules:
         return r
 
     def rules_for(self, types: set[tuple[str, tuple[int, ...]]]) -> list[IsaRule]:
+        """The rules whose output type is one of ``types`` (memoized per type set)."""
+        key = ("_for", frozenset(types))
+        hit = self._cache.get(key)  # type: ignore[call-overload]
+        if hit is None:
+            hit = self._cache[key] = self._rules_for(types)  # type: ignore[index]
+        return list(hit)  # type: ignore[arg-type]
+
+    def _rules_for(self, types: set[tuple[str, tuple[int, ...]]]) -> list[IsaRule]:
         dims: set[int] = set()
         for _, shape in types:
             for d in shape:
@@ -291,36 +299,40 @@ class IsaRules:
 
 
 def match(snap: Snapshot, ids: dict[NodeInfo, int], pat: Term, cls: int,
-          bind: dict[int, int]) -> Iterator[dict[int, int]]:
-    """All ways the pattern matches e-class ``cls`` (bindings: parameter index -> class)."""
+          bind: dict[int, int], _meta: dict[int, tuple] | None = None) -> Iterator[dict[int, int]]:
+    """All ways the pattern matches e-class ``cls`` (bindings: parameter index -> class).
+    ``_meta`` memoizes each pattern node's (type key, e-node info id) for one snapshot."""
+    meta = _meta if _meta is not None else {}
+    m = meta.get(id(pat))
+    if m is None or m[0] is not pat:
+        tk = type_key(pat.type) if pat.is_param else pat.info.tkey  # type: ignore[union-attr]
+        m = meta[id(pat)] = (pat, tk, None if pat.is_param else ids.get(pat.info))  # type: ignore[arg-type]
+    if snap.class_type[cls] != m[1]:
+        return
     if pat.is_param:
-        if snap.class_type[cls] != type_key(pat.type):
-            return
         prev = bind.get(pat.index)
         if prev is None:
             yield {**bind, pat.index: cls}
         elif prev == cls:
             yield bind
         return
-    assert pat.info is not None
-    if snap.class_type[cls] != pat.info.tkey:
-        return
-    iid = ids.get(pat.info)
+    iid = m[2]
     if iid is None:
         return
+    n = len(pat.children)
     for en in snap.classes[cls]:
-        if en.info != iid or len(en.children) != len(pat.children):
+        if en.info != iid or len(en.children) != n:
             continue
-        yield from _match_children(snap, ids, pat.children, en.children, 0, bind)
+        yield from _match_children(snap, ids, pat.children, en.children, 0, bind, meta)
 
 
 def _match_children(snap: Snapshot, ids: dict[NodeInfo, int], pats: Sequence[Term], kids: Sequence[int], i: int,
-                    bind: dict[int, int]) -> Iterator[dict[int, int]]:
+                    bind: dict[int, int], meta: dict[int, tuple]) -> Iterator[dict[int, int]]:
     if i == len(pats):
         yield bind
         return
-    for b in match(snap, ids, pats[i], kids[i], bind):
-        yield from _match_children(snap, ids, pats, kids, i + 1, b)
+    for b in match(snap, ids, pats[i], kids[i], bind, meta):
+        yield from _match_children(snap, ids, pats, kids, i + 1, b, meta)
 
 
 def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) -> int:
@@ -332,9 +344,19 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) ->
     existing = {(egraph.infos[en.info], en.children) for cl in snap.classes for en in cl
                 if egraph.infos[en.info].kind == "pii"}
     added = 0
+    ids = egraph.info_ids
+    meta: dict[int, tuple] = {}     # pattern node -> (node, type key, info id): the piis added below are no pattern's
     for r in rules:
-        for cls in by_type.get(type_key(r.out_type), []):
-            for b in match(snap, egraph.info_ids, r.pattern, cls, {}):
+        if r.pattern.is_param:
+            roots = by_type.get(type_key(r.out_type), [])
+        else:
+            # only the classes holding an e-node of the pattern's root operator can match
+            iid = ids.get(r.pattern.info)  # type: ignore[arg-type]
+            roots = list(dict.fromkeys(c for c, _ in snap.by_info.get(iid, ()))) if iid is not None else []
+        for cls in roots:
+            if snap.class_type[cls] != type_key(r.out_type):
+                continue
+            for b in match(snap, ids, r.pattern, cls, {}, meta):
                 kids = []
                 ok = True
                 for i, t in enumerate(r.in_types):

@@ -122,12 +122,15 @@ class _View:
 class _SnapView(_View):
     def __init__(self, eg: EGraph, snap: Snapshot) -> None:
         self.eg, self.snap = eg, snap
+        infos = eg.infos
+        self._nodes = [[(infos[en.info], en.children) for en in cl] for cl in snap.classes]
+        self._types = [infos[cl[0].info].type for cl in snap.classes]
 
     def nodes(self, c: int) -> Sequence[tuple[NodeInfo, tuple[int, ...]]]:
-        return [(self.eg.infos[en.info], en.children) for en in self.snap.classes[c]]
+        return self._nodes[c]
 
     def ctype(self, c: int):  # noqa: ANN201
-        return self.eg.infos[self.snap.classes[c][0].info].type
+        return self._types[c]
 
 
 class _TermView(_View):
@@ -213,8 +216,18 @@ def _z3_kind(pv: Any) -> tuple[str, Any]:
     return r
 
 
+_ZINT: dict[str, Any] = {}
+
+
+def _zint(name: str) -> Any:
+    z = _ZINT.get(name)
+    if z is None:
+        z = _ZINT[name] = z3.Int(name)
+    return z
+
+
 def _ev(b: _Binding):  # noqa: ANN202
-    return evaluator(subst={z3.Int(k): v for k, v in b.sym.items()})
+    return evaluator(subst={_zint(k): v for k, v in b.sym.items()})
 
 
 _PRE: dict[tuple, tuple[Any, bool]] = {}          # preconditions per (instantiation, sizes)
@@ -286,7 +299,7 @@ class Matcher:
 
     def finish(self, b: _Binding) -> bool:
         try:
-            ev = _ev(b)
+            ev = _ev(b) if b.deferred or b.ground else None
             for pv, cv in b.deferred:
                 if ev(pv) != cv:
                     return False
@@ -295,7 +308,7 @@ class Matcher:
                 key = (id(self.inst), sym)
                 hit = _PRE.get(key)
                 if hit is None or hit[0] is not self.inst:
-                    ok = all(z3.is_true(z3.simplify(z3.substitute(p, *[(z3.Int(k), z3.IntVal(v)) for k, v in sym])))
+                    ok = all(z3.is_true(z3.simplify(z3.substitute(p, *[(_zint(k), z3.IntVal(v)) for k, v in sym])))
                              for p in self.inst.pre)
                     hit = _PRE[key] = (self.inst, ok)
                 if not hit[1]:
@@ -342,6 +355,9 @@ def _shared_cache(factory: Callable[[], Any]) -> Any:
     return hit[1]
 
 
+_PASSED: dict[tuple, tuple[Rule, Any]] = {}
+
+
 class ProofGate:
     """Per-instantiation proof gate: :meth:`ok` is True when the instantiation's proof is cached as
     passed (proving it first when ``prove_missing``); answers are memoized per process."""
@@ -369,6 +385,13 @@ class ProofGate:
 
         if self._cache is None:
             self._cache = _shared_cache(ProofCache)
+        # passing proofs seen by earlier gates over the same loaded cache (hashing a rule's
+        # sources costs ~0.5 ms; a compile consults a few dozen instantiations)
+        pkey = (id(inst.rule), inst.dtype, inst.proof_rank, self.bound, id(self._cache))
+        hit = _PASSED.get(pkey)
+        if hit is not None and hit[0] is inst.rule and hit[1] is self._cache:
+            self._memo[key] = True
+            return True
         rec = self._cache.get(inst.rule, inst.dtype, inst.proof_rank, self.bound)
         if rec is None and self.prove_missing:
             from verif.prover import prove
@@ -383,6 +406,8 @@ class ProofGate:
             self.proved_now.append(f"{label}: {res.status}")
             rec = {"status": res.status}
         good = rec is not None and rec.get("status") == "proved"
+        if good:
+            _PASSED[pkey] = (inst.rule, self._cache)
         if not good:
             self.skipped.add(f"{inst.rule.name} [{inst.dtype} r{inst.proof_rank}]")
         self._memo[key] = good
