@@ -528,28 +528,41 @@ class Extractor:
                 if lf is not None:
                     best[(c, buf)] = (0.0, 0)
                     self.options.setdefault((c, buf), []).append(lf)
-        changed = True
-        while changed:
-            changed = False
-            for c, _en, info, kids in piis:
-                tot, size = self.cost_fn(info), 1
-                for k in kids:
-                    b = best.get(k)
-                    if b is None:
-                        tot = INF
-                        break
-                    tot += b[0]
-                    size += b[1]
-                if tot == INF:
-                    continue
-                key = (c, info.buffer)
-                cur = best.get(key)
-                if cur is None or (tot, size) < cur:
-                    best[key] = (tot, size)
-                    changed = True
-        for c, en, info, kids in piis:
+        # least fixpoint of best(c, buf) = min over piis of cost + sum of the operands' best, by a
+        # worklist (a pii is re-evaluated when one of its operands improves); the fixpoint does not
+        # depend on the order, costs being positive
+        costs = [self.cost_fn(info) for _c, _en, info, _k in piis]
+        users: dict[tuple[int, str], list[int]] = {}
+        for i, (_c, _en, _info, kids) in enumerate(piis):
+            for k in set(kids):
+                users.setdefault(k, []).append(i)
+        work = list(range(len(piis)))
+        queued = [True] * len(piis)
+        while work:
+            i = work.pop()
+            queued[i] = False
+            c, _en, info, kids = piis[i]
+            tot, size = costs[i], 1
+            for k in kids:
+                b = best.get(k)
+                if b is None:
+                    tot = INF
+                    break
+                tot += b[0]
+                size += b[1]
+            if tot == INF:
+                continue
+            key = (c, info.buffer)
+            cur = best.get(key)
+            if cur is None or (tot, size) < cur:
+                best[key] = (tot, size)
+                for j in users.get(key, ()):
+                    if not queued[j]:
+                        queued[j] = True
+                        work.append(j)
+        for i, (c, en, info, kids) in enumerate(piis):
             if all(k in best for k in kids):
-                tot = self.cost_fn(info) + sum(best[k][0] for k in kids)
+                tot = costs[i] + sum(best[k][0] for k in kids)
                 size = 1 + sum(best[k][1] for k in kids)
                 self.options.setdefault((c, info.buffer), []).append((tot, size, en))
         for k in self.options:
