@@ -535,18 +535,28 @@ class IrRules:
 
     def normalize(self, t: Term) -> Term:
         """Rewrite a g_θ(α) pattern with the shrinking rules to a fixed point (bottom-up)."""
-        shrinking: dict[str, list[Inst]] = {}
-        for i in self.insts:
-            if i.shrinks and isinstance(i.lhs, Op):
-                shrinking.setdefault(i.lhs.opcode, []).append(i)
+        hit = _SHRINKING.get(id(self.insts))
+        if hit is None or hit[0] is not self.insts:
+            shrinking: dict[str, list[Inst]] = {}
+            for i in self.insts:
+                if i.shrinks and isinstance(i.lhs, Op):
+                    shrinking.setdefault(i.lhs.opcode, []).append(i)
+            hit = _SHRINKING[id(self.insts)] = (self.insts, shrinking)
+        done: dict[int, Term] = {}      # subterms in normal form (no rule matches in them), across passes
         for _ in range(8):
-            new = self._normalize_once(t, shrinking)
+            # as in :meth:`apply`: only instantiations of a dtype and rank some subterm has
+            present = _present(t)
+            insts = {op: [i for i in lst if (i.dtype, i.rank) in present] for op, lst in hit[1].items()}
+            new = self._normalize_once(t, insts, done)
             if new is t:
                 return t
             t = new
         return t
 
-    def _normalize_once(self, root: Term, insts: dict[str, list[Inst]]) -> Term:
+    def _normalize_once(self, root: Term, insts: dict[str, list[Inst]], done: dict[int, Term]) -> Term:
+        """One bottom-up pass. A match reads only the subterm it is rooted at (its operators,
+        types, literals and sharing), so a subterm found in normal form stays so in later passes
+        (``done`` keeps it alive and is checked by identity)."""
         view = _TermView(root)
         memo: dict[int, Term] = {}     # keyed by id of the view's terms (alive with the view)
 
@@ -562,6 +572,9 @@ class IrRules:
             if k in memo:
                 return memo[k]
             if t.info is None or not t.children:
+                memo[k] = t
+                return t
+            if done.get(k) is t:
                 memo[k] = t
                 return t
             c = view.index[k]
@@ -584,7 +597,10 @@ class IrRules:
                     memo[k] = out     # normalized further by the next pass (normalize loops to a fixed point)
                     return out
             kids = tuple(go(x) for x in t.children)
-            out = t if all(a is b for a, b in zip(kids, t.children, strict=True)) else Term(t.info, kids)
+            same = all(a is b for a, b in zip(kids, t.children, strict=True))
+            out = t if same else Term(t.info, kids)
+            if same and all(x.info is None or not x.children or done.get(id(x)) is x for x in t.children):
+                done[k] = t
             memo[k] = out
             return out
 
@@ -593,6 +609,7 @@ class IrRules:
 
 
 _GENERATED: dict[tuple, IrRules] = {}
+_SHRINKING: dict[int, tuple[list[Inst], dict[str, list[Inst]]]] = {}   # per instantiation list
 
 
 _RHS: dict[tuple, tuple[Inst, Term | None]] = {}   # lowered right sides per (instantiation, binding)
@@ -669,6 +686,22 @@ def _pointwise(r: Rule, lhs: Node, rhs: Node, dtype: str = "") -> bool:
 
 
 _FWD: dict[int, tuple[list[Inst], dict[tuple[str, int], list[int]]]] = {}
+
+
+def _present(root: Term) -> set[tuple[str, int]]:
+    """The (dtype, rank) of every subterm of a pattern."""
+    out: set[tuple[str, int]] = set()
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if t.type is not None:
+            out.add((t.type.dtype.name, len(t.type.shape)))
+        stack.extend(t.children)
+    return out
 
 
 def _forward(insts: list[Inst]) -> dict[tuple[str, int], list[int]]:
