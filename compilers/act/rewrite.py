@@ -420,7 +420,7 @@ class IrRules:
     operator at the root of their left sides."""
 
     rules: list[Rule] = field(default_factory=list)
-    insts: list[Inst] = field(default_factory=list)
+    insts: Instantiations = field(default_factory=lambda: Instantiations([]))
     max_new: int = 4000
     applied: int = 0
     gate: ProofGate = field(default_factory=ProofGate)
@@ -451,19 +451,19 @@ class IrRules:
                     target_ops |= {i.opcode for i in comp.instructions}
         target_ops -= {"parameter"}
         keep: list[Rule] = []
-        insts_by_rule: dict[str, list[Inst]] = {}
+        first: dict[str, Inst | None] = {}
         for r in lib.values():
             if r.expect != "valid":
                 continue
-            insts_by_rule[r.name] = _instantiate(r)
+            first[r.name] = _first_instantiation(r)
         ops = set(target_ops)
         changed = True
         while changed:
             changed = False
             for r in lib.values():
-                if r in keep or r.name not in insts_by_rule or not insts_by_rule[r.name]:
+                i0 = first.get(r.name)
+                if i0 is None or r in keep:
                     continue
-                i0 = insts_by_rule[r.name][0]
                 rhs_ops = _ops(i0.rhs, set()) - _STRUCT_OK
                 lhs_ops = _ops(i0.lhs, set())
                 if rhs_ops <= ops:
@@ -472,8 +472,7 @@ class IrRules:
                     if new:
                         ops |= new
                         changed = True
-        insts = [i for r in keep for i in insts_by_rule[r.name]]
-        return cls(keep, insts)
+        return cls(keep, Instantiations(keep))
 
     # -- e-graph -------------------------------------------------------------------------------
 
@@ -489,13 +488,10 @@ class IrRules:
                 if info.kind == "op":
                     by_op.setdefault(info.name, []).append(c)
         present = {(dt, len(shape)) for dt, shape in snap.class_type}
-        fwd = _forward(self.insts)
         # only instantiations of a dtype and rank some e-class has (others cannot match), in the
-        # library's order (the order unions are made in is part of the result)
-        order = sorted(k for key in present for k in fwd.get(key, ()))
+        # rule set's order (the order unions are made in is part of the result)
         n = 0
-        for k in order:
-            inst = self.insts[k]
+        for inst in self.insts.ordered(present, "forward"):
             m = Matcher(inst, view, lits.get)
             for c in dict.fromkeys(by_op.get(inst.lhs.opcode, [])):
                 for b in m.match(inst.lhs, c, _Binding()):
@@ -535,18 +531,12 @@ class IrRules:
 
     def normalize(self, t: Term) -> Term:
         """Rewrite a g_θ(α) pattern with the shrinking rules to a fixed point (bottom-up)."""
-        hit = _SHRINKING.get(id(self.insts))
-        if hit is None or hit[0] is not self.insts:
-            shrinking: dict[str, list[Inst]] = {}
-            for i in self.insts:
-                if i.shrinks and isinstance(i.lhs, Op):
-                    shrinking.setdefault(i.lhs.opcode, []).append(i)
-            hit = _SHRINKING[id(self.insts)] = (self.insts, shrinking)
         done: dict[int, Term] = {}      # subterms in normal form (no rule matches in them), across passes
         for _ in range(8):
             # as in :meth:`apply`: only instantiations of a dtype and rank some subterm has
-            present = _present(t)
-            insts = {op: [i for i in lst if (i.dtype, i.rank) in present] for op, lst in hit[1].items()}
+            insts: dict[str, list[Inst]] = {}
+            for i in self.insts.ordered(_present(t), "shrinking"):
+                insts.setdefault(i.lhs.opcode, []).append(i)  # type: ignore[union-attr]
             new = self._normalize_once(t, insts, done)
             if new is t:
                 return t
@@ -609,7 +599,6 @@ class IrRules:
 
 
 _GENERATED: dict[tuple, IrRules] = {}
-_SHRINKING: dict[int, tuple[list[Inst], dict[str, list[Inst]]]] = {}   # per instantiation list
 
 
 _RHS: dict[tuple, tuple[Inst, Term | None]] = {}   # lowered right sides per (instantiation, binding)
@@ -685,7 +674,6 @@ def _pointwise(r: Rule, lhs: Node, rhs: Node, dtype: str = "") -> bool:
     return ok(lhs) and ok(rhs)
 
 
-_FWD: dict[int, tuple[list[Inst], dict[tuple[str, int], list[int]]]] = {}
 
 
 def _present(root: Term) -> set[tuple[str, int]]:
@@ -704,20 +692,85 @@ def _present(root: Term) -> set[tuple[str, int]]:
     return out
 
 
-def _forward(insts: list[Inst]) -> dict[tuple[str, int], list[int]]:
-    """Positions of the instantiations that can fire forward (a left side rooted at an operator;
-    not a rule that drops a variable), by (dtype, rank); computed once per rule set."""
-    hit = _FWD.get(id(insts))
-    if hit is None or hit[0] is not insts:
-        idx: dict[tuple[str, int], list[int]] = {}
-        for k, inst in enumerate(insts):
-            if inst.shrinks and _tvars(inst.rhs, set()) != set(inst.tensors):
+class Instantiations:
+    """The (dtype, rank) instantiations of a rule set, made on first use per (dtype, rank) (most
+    kernels use a few of the ~30 pairs; instantiating all ~9,000 up front took 1.7 s) and kept
+    for the process. Their order -- the rule set's order, then the rule's dtypes, then ranks, as
+    :func:`_instantiate` lists them -- is the order rules are applied in."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
+        self._by_key: dict[tuple[str, int], list[tuple[tuple[int, int, int], Inst]]] = {}
+        self._rank1: dict[tuple[int, str], Inst | None] = {}
+        self._kinds: dict[tuple[str, tuple[str, int]], list[tuple[tuple[int, int, int], Inst]]] = {}
+
+    def _one(self, ri: int, r: Rule, d: str, k: int) -> Inst | None:
+        try:
+            c, lhs, rhs, pre = r.instantiate(d, k)
+        except Exception:  # noqa: BLE001
+            return None
+        shrinks = _size(rhs) < _size(lhs) or _tvars(rhs, set()) < set(c.tensors)
+        return Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks, k)
+
+    def _key(self, key: tuple[str, int]) -> list[tuple[tuple[int, int, int], Inst]]:
+        hit = self._by_key.get(key)
+        if hit is not None:
+            return hit
+        d, k = key
+        out: list[tuple[tuple[int, int, int], Inst]] = []
+        for ri, r in enumerate(self.rules):
+            if d not in r.dtypes:
                 continue
-            if not isinstance(inst.lhs, Op):
+            di = r.dtypes.index(d)
+            ranks = r.ranks or (1, 2, 3)
+            if k in ranks:
+                i = self._rank1_of(ri, r, d) if k == 1 and r.ranks == (1,) else self._one(ri, r, d, k)
+                if i is not None:
+                    out.append(((ri, di, ranks.index(k)), i))
+            elif r.ranks == (1,) and k in (2, 3):
+                # pointwise lifting (module doc): proved at rank 1, applied at the match's rank
+                i1 = self._rank1_of(ri, r, d)
+                if i1 is not None and _pointwise(r, i1.lhs, i1.rhs, d):
+                    c2, l2, r2, p2 = r.instantiate(d, k)
+                    out.append(((ri, di, k - 1), Inst(r, d, k, l2, r2, p2, c2.tensors, i1.shrinks, 1)))
+        self._by_key[key] = out
+        return out
+
+    def _rank1_of(self, ri: int, r: Rule, d: str) -> Inst | None:
+        if (ri, d) not in self._rank1:
+            self._rank1[(ri, d)] = self._one(ri, r, d, 1)
+        return self._rank1[(ri, d)]
+
+    def ordered(self, keys: set[tuple[str, int]], kind: str) -> list[Inst]:
+        """The instantiations for ``keys`` of one kind, in rule-set order: ``forward`` (a left
+        side rooted at an operator, not a rule that drops a variable) or ``shrinking``."""
+        items: list[tuple[tuple[int, int, int], Inst]] = []
+        for key in keys:
+            ck = (kind, key)
+            hit = self._kinds.get(ck)
+            if hit is None:
+                if kind == "forward":
+                    hit = [(o, i) for o, i in self._key(key) if isinstance(i.lhs, Op)
+                           and not (i.shrinks and _tvars(i.rhs, set()) != set(i.tensors))]
+                else:
+                    hit = [(o, i) for o, i in self._key(key) if i.shrinks and isinstance(i.lhs, Op)]
+                self._kinds[ck] = hit
+            items.extend(hit)
+        items.sort(key=lambda x: x[0])
+        return [i for _, i in items]
+
+
+def _first_instantiation(r: Rule) -> Inst | None:
+    """The first instantiation :func:`_instantiate` would list (the C.2 filter reads its sides)."""
+    for d in r.dtypes:
+        for k in r.ranks or (1, 2, 3):
+            try:
+                c, lhs, rhs, pre = r.instantiate(d, k)
+            except Exception:  # noqa: BLE001
                 continue
-            idx.setdefault((inst.dtype, inst.rank), []).append(k)
-        hit = _FWD[id(insts)] = (insts, idx)
-    return hit[1]
+            shrinks = _size(rhs) < _size(lhs) or _tvars(rhs, set()) < set(c.tensors)
+            return Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks, k)
+    return None
 
 
 def _instantiate(r: Rule) -> list[Inst]:
