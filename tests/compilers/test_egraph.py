@@ -1,0 +1,97 @@
+"""The e-graph layer over egglog's bindings (compilers/act/egraph.py): after random additions and
+unions, the snapshot's partition of handles is the congruence closure a reference union-find
+computes, snapshots are reused only while nothing changed, and every class's e-nodes are the
+added ones with their children mapped to classes."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compilers.act.egraph import EGraph, NodeInfo
+from semantics.dtypes import DTYPES
+from semantics.types import TensorType
+
+T4 = TensorType(DTYPES["s8"], (4,))
+
+
+def _info(k: int) -> NodeInfo:
+    return NodeInfo("op", f"f{k}", (), T4)
+
+
+def _closure(sigs: list[tuple[int, tuple[int, ...]]], unions: list[tuple[int, int]]) -> list[int]:
+    """Reference: union-find over handles, then congruence (same operator, equal children) to a
+    fixed point; returns each handle's representative."""
+    parent = list(range(len(sigs)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in unions:
+        parent[find(a)] = find(b)
+    changed = True
+    while changed:
+        changed = False
+        seen: dict[tuple, int] = {}
+        for h, (op, kids) in enumerate(sigs):
+            key = (op, tuple(find(k) for k in kids))
+            if key in seen and find(seen[key]) != find(h):
+                parent[find(h)] = find(seen[key])
+                changed = True
+            seen.setdefault(key, h)
+    return [find(h) for h in range(len(sigs))]
+
+
+@st.composite
+def _programs(draw):  # noqa: ANN202
+    steps = []
+    n = 0
+    for _ in range(draw(st.integers(1, 40))):
+        if n >= 2 and draw(st.booleans()) and draw(st.booleans()):
+            steps.append(("union", draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))))
+        else:
+            arity = draw(st.integers(0, min(n, 3)))
+            kids = tuple(draw(st.integers(0, n - 1)) for _ in range(arity))
+            steps.append(("add", draw(st.integers(0, 3)), kids))
+            n += 1
+        if draw(st.integers(0, 9)) == 0:
+            steps.append(("snapshot",))
+    return steps
+
+
+@settings(max_examples=60, deadline=None)
+@given(_programs())
+def test_snapshot_is_the_congruence_closure(steps) -> None:  # noqa: ANN001
+    eg = EGraph()
+    handles: list[int] = []            # step order -> handle (hash-consed adds share a handle)
+    unions: list[tuple[int, int]] = []
+    for s in steps:
+        if s[0] == "add":
+            handles.append(eg.add(_info(s[1]), tuple(handles[k] for k in s[2])))
+        elif s[0] == "union":
+            a, b = handles[s[1]], handles[s[2]]
+            eg.union(a, b)
+            unions.append((a, b))
+        else:
+            eg.snapshot()
+    snap = eg.snapshot()
+    sigs = [(iid, kids) for iid, kids in eg._handle_sig]
+    rep = _closure(sigs, unions)
+    # the same partition of handles
+    for h1 in range(len(sigs)):
+        for h2 in range(h1 + 1, len(sigs)):
+            assert (rep[h1] == rep[h2]) == (snap.handle_class[h1] == snap.handle_class[h2]), (h1, h2)
+    # each class holds exactly its handles' e-nodes, children as classes
+    want: dict[int, set] = {}
+    for h, (iid, kids) in enumerate(sigs):
+        want.setdefault(snap.handle_class[h], set()).add((iid, tuple(snap.handle_class[k] for k in kids)))
+    got = {c: {(en.info, en.children) for en in nodes} for c, nodes in enumerate(snap.classes)}
+    assert got == want
+    # nothing changed: the same snapshot object; a change: a new one that sees it
+    assert eg.snapshot() is snap
+    h = eg.add(_info(9))
+    snap2 = eg.snapshot()
+    assert snap2 is not snap and snap2.handle_class[h] not in snap2.handle_class[:h]
