@@ -172,8 +172,13 @@ class EGraph:
         self.flush()
         if self._snap is not None:
             return self._snap
-        data = json.loads(self.eg.serialize([], max_functions=None, max_calls_per_function=None,
-                                            include_temporary_functions=False).to_json())
+        ser = self.eg.serialize([], max_functions=None, max_calls_per_function=None,
+                                include_temporary_functions=False)
+        # never with no limits, but a view of part of the e-graph would mislead every rule
+        if ser.discarded_functions or ser.truncated_functions:
+            raise SnapshotError(f"e-graph snapshot: egglog left out {ser.discarded_functions} and "
+                                f"truncated {ser.truncated_functions}")
+        data = json.loads(ser.to_json())
         nodes = data["nodes"]
         cls_ids: dict[str, int] = {}
         prim: dict[str, str] = {}
