@@ -207,7 +207,7 @@ def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules
     from semantics.types import TupleType
 
     from . import tiling
-    from .rewrite import _instantiate
+    from .rewrite import first_instantiation
 
     library = load()
 
@@ -215,8 +215,10 @@ def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules
         r = library.get(name)
         if r is None:
             return False
-        insts = [i for i in _instantiate(r) if i.dtype == dtype]
-        return bool(insts) and rules.gate.ok(insts[0])
+        if dtype not in r.dtypes:
+            return False
+        inst = first_instantiation(r, dtype)
+        return inst is not None and rules.gate.ok(inst)
 
     dims: set[int] = set()
     for ins in graph.entry.instructions:

@@ -455,7 +455,7 @@ class IrRules:
         for r in lib.values():
             if r.expect != "valid":
                 continue
-            first[r.name] = _first_instantiation(r)
+            first[r.name] = first_instantiation(r)
         ops = set(target_ops)
         changed = True
         while changed:
@@ -696,21 +696,13 @@ class Instantiations:
     """The (dtype, rank) instantiations of a rule set, made on first use per (dtype, rank) (most
     kernels use a few of the ~30 pairs; instantiating all ~9,000 up front took 1.7 s) and kept
     for the process. Their order -- the rule set's order, then the rule's dtypes, then ranks, as
-    :func:`_instantiate` lists them -- is the order rules are applied in."""
+    the rule lists them -- is the order rules are applied in."""
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
         self._by_key: dict[tuple[str, int], list[tuple[tuple[int, int, int], Inst]]] = {}
         self._rank1: dict[tuple[int, str], Inst | None] = {}
         self._kinds: dict[tuple[str, tuple[str, int]], list[tuple[tuple[int, int, int], Inst]]] = {}
-
-    def _one(self, ri: int, r: Rule, d: str, k: int) -> Inst | None:
-        try:
-            c, lhs, rhs, pre = r.instantiate(d, k)
-        except Exception:  # noqa: BLE001
-            return None
-        shrinks = _size(rhs) < _size(lhs) or _tvars(rhs, set()) < set(c.tensors)
-        return Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks, k)
 
     def _key(self, key: tuple[str, int]) -> list[tuple[tuple[int, int, int], Inst]]:
         hit = self._by_key.get(key)
@@ -724,7 +716,7 @@ class Instantiations:
             di = r.dtypes.index(d)
             ranks = r.ranks or (1, 2, 3)
             if k in ranks:
-                i = self._rank1_of(ri, r, d) if k == 1 and r.ranks == (1,) else self._one(ri, r, d, k)
+                i = self._rank1_of(ri, r, d) if k == 1 and r.ranks == (1,) else _make(r, d, k)
                 if i is not None:
                     out.append(((ri, di, ranks.index(k)), i))
             elif r.ranks == (1,) and k in (2, 3):
@@ -738,7 +730,7 @@ class Instantiations:
 
     def _rank1_of(self, ri: int, r: Rule, d: str) -> Inst | None:
         if (ri, d) not in self._rank1:
-            self._rank1[(ri, d)] = self._one(ri, r, d, 1)
+            self._rank1[(ri, d)] = _make(r, d, 1)
         return self._rank1[(ri, d)]
 
     def ordered(self, keys: set[tuple[str, int]], kind: str) -> list[Inst]:
@@ -760,32 +752,24 @@ class Instantiations:
         return [i for _, i in items]
 
 
-def _first_instantiation(r: Rule) -> Inst | None:
-    """The first instantiation :func:`_instantiate` would list (the C.2 filter reads its sides)."""
-    for d in r.dtypes:
+def _make(r: Rule, d: str, k: int) -> Inst | None:
+    """The rule instantiated for dtype ``d`` and rank ``k`` (None where it has no such instance)."""
+    try:
+        c, lhs, rhs, pre = r.instantiate(d, k)
+    except Exception:  # noqa: BLE001
+        return None
+    shrinks = _size(rhs) < _size(lhs) or _tvars(rhs, set()) < set(c.tensors)
+    return Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks, k)
+
+
+def first_instantiation(r: Rule, dtype: str | None = None) -> Inst | None:
+    """The rule's first instantiation (of ``dtype``), dtypes then ranks in the rule's order: the
+    C.2 filter reads its sides, the tiling's identity check its proof."""
+    for d in r.dtypes if dtype is None else [dtype]:
         for k in r.ranks or (1, 2, 3):
-            try:
-                c, lhs, rhs, pre = r.instantiate(d, k)
-            except Exception:  # noqa: BLE001
-                continue
-            shrinks = _size(rhs) < _size(lhs) or _tvars(rhs, set()) < set(c.tensors)
-            return Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks, k)
+            i = _make(r, d, k)
+            if i is not None:
+                return i
     return None
 
 
-def _instantiate(r: Rule) -> list[Inst]:
-    out = []
-    ranks = r.ranks or (1, 2, 3)
-    for d in r.dtypes:
-        for k in ranks:
-            try:
-                c, lhs, rhs, pre = r.instantiate(d, k)
-            except Exception:  # noqa: BLE001
-                continue
-            shrinks = _size(rhs) < _size(lhs) or _tvars(rhs, set()) < set(c.tensors)
-            out.append(Inst(r, d, k, lhs, rhs, pre, c.tensors, shrinks, k))
-            if r.ranks == (1,) and _pointwise(r, lhs, rhs, d):
-                for k2 in (2, 3):
-                    c2, l2, r2, p2 = r.instantiate(d, k2)
-                    out.append(Inst(r, d, k2, l2, r2, p2, c2.tensors, shrinks, 1))
-    return out
