@@ -620,8 +620,11 @@ class Tiler:
         rules, codes = st
         if not rules:
             return []
-        want = dem.idx != DC
-        bad = ((codes < 0) & want & (codes != dem.idx)).any(axis=1)
+        # an α fails where its pattern has a constant byte that differs from a demanded byte:
+        # only the demanded columns are compared
+        cols = np.flatnonzero(dem.idx != DC)
+        sub = codes[:, cols]
+        bad = ((sub < 0) & (sub != dem.idx[cols])).any(axis=1)
         return [r for r, b in zip(rules, bad, strict=True) if not b]
 
     @staticmethod
