@@ -95,3 +95,80 @@ def test_wrong_x86_variants_are_refuted(name: str) -> None:
     assert res.status == "refuted", res.detail
     lo, ro = _sides(WRONG[name], _bits())
     assert (lo.view(np.uint8) != ro.view(np.uint8)).any()
+
+
+# --- the helpers are the AMX description's instruction semantics ------------------------------
+
+def _helper(build, dtypes: tuple[str, ...], n: int):  # noqa: ANN001, ANN202
+    """The helper applied to fresh rank-1 variables of ``dtypes``, as a graph over n lanes."""
+    from rewrite_rules.dsl import RuleCtx
+    from semantics.dtypes import DTYPES
+
+    c = RuleCtx(DTYPES["f32"], 1)
+    vs = [c.tensor(f"v{i}", dtype=dt) for i, dt in enumerate(dtypes)]
+    (g,) = emit(c.tensors, [build(vs, vs[0].shape)], c.dtype,
+                evaluator(subst={v.shape[0]: n for v in vs}), "helper")
+    return g
+
+
+def _instruction(name: str, ops: list[np.ndarray], out_bytes: int) -> bytes:
+    """The instruction's semantics (compilers/targets/amx.py) over 16-lane registers: the first
+    ``out_bytes`` bytes of each result register, concatenated."""
+    from compilers.targets import load_target
+
+    g = load_target("amx").instructions[name].graph({})
+    n = ops[0].size
+    return b"".join(np.asarray(evaluate(g, [o[i:i + 16].view(np.uint8).reshape(1, 64) for o in ops])[0])
+                    .tobytes()[:out_bytes] for i in range(0, n, 16))
+
+
+MASKS = (0x7FFFFFFF, 0xFFFFFFFF, 0x80000000, 0x0F0F0F0F, 0)
+
+
+def _operands(arity: int) -> list[np.ndarray]:
+    """Every pair of f32 edge patterns plus 4,096 random lanes per operand (a multiple of 16)."""
+    bits = _bits()
+    edges, rnd = bits[:28], bits[28:]
+    if arity == 2:
+        ops = [np.concatenate([np.repeat(edges, 28), rnd[:4096]]), np.concatenate([np.tile(edges, 28), rnd[4096:8192]])]
+    else:
+        ops = [np.concatenate([edges, rnd[:4096]])]
+    n = ops[0].size - ops[0].size % 16
+    return [o[:n] for o in ops]
+
+
+_NP = {"f32": np.float32, "s32": np.int32}
+
+
+@pytest.mark.parametrize("instr,dtypes,build,out_bytes", [
+    ("vmaxps", ("f32", "f32"), lambda v, sh: maxps(v[0], v[1]), 64),
+    ("vminps", ("f32", "f32"), lambda v, sh: minps(v[0], v[1]), 64),
+    ("vcvttps2dq", ("f32",), lambda v, sh: cvttps2dq(v[0], sh), 64),
+    ("vpmovusdb", ("s32",), lambda v, sh: pmovusdb(v[0], sh), 16),     # bytes 16..63 are zeroed
+])
+def test_x86_helper_is_the_amx_instruction(instr: str, dtypes: tuple[str, ...], build, out_bytes: int) -> None:  # noqa: ANN001
+    """rewrite_rules/x86.py restates the instructions in the rule language; this ties each copy
+    to compilers/targets/amx.py's semantics, bit for bit (NaN payloads included), on every pair
+    of f32 edge patterns and 4,096 random lanes per operand."""
+    ops = _operands(len(dtypes))
+    got = np.asarray(evaluate(_helper(build, dtypes, ops[0].size),
+                              [o.view(_NP[dt]) for o, dt in zip(ops, dtypes, strict=True)])[0])
+    assert got.tobytes() == _instruction(instr, ops, out_bytes)
+
+
+@pytest.mark.parametrize("mask", MASKS)
+def test_x86_pandd_is_vpandd(mask: int) -> None:
+    """pandd(a, mask) is VPANDD with the mask broadcast in the second register."""
+    from rewrite_rules.x86 import pandd
+
+    (a,) = _operands(1)
+    got = np.asarray(evaluate(_helper(lambda v, sh: pandd(v[0], mask, sh), ("f32",), a.size), [a.view(np.float32)])[0])
+    assert got.tobytes() == _instruction("vpandd", [a, np.full(a.size, mask, np.uint32)], 64)
+
+
+def test_x86_tie_catches_a_different_helper() -> None:
+    """The tie is not vacuous: VMAXPS written as XLA's maximum differs from the instruction."""
+    ops = _operands(2)
+    got = np.asarray(evaluate(_helper(lambda v, sh: op("maximum", v[0], v[1]), ("f32", "f32"), ops[0].size),
+                              [o.view(np.float32) for o in ops])[0])
+    assert got.tobytes() != _instruction("vmaxps", ops, 64)
