@@ -7,15 +7,14 @@ and result type, a flattened input variable (a leaf in ``d0``), a literal (a fol
 constant), or a partially instantiated instruction θ_{α,?} (pii) with its output buffer. Since the
 key carries the result type, every e-node of an e-class has the same type.
 
-Rule matching happens in Python on a :class:`Snapshot` of the e-graph (egglog's serialized
-e-graph, the API of ../shared/reference/toolchain.md): the rules of this project carry symbolic
+Rule matching happens in Python on a :class:`Snapshot` of the e-graph (egglog's frozen e-graph
+gives every handle's canonical class): the rules of this project carry symbolic
 attributes, dtype claims and z3 preconditions that egglog's pattern language cannot state, so
 :mod:`compilers.act.rewrite` matches them here and hands the resulting unions back to egglog.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,58 +165,41 @@ class EGraph:
         self._snap = None
 
     def snapshot(self) -> Snapshot:
-        """egglog's serialized e-graph, read back into dense class ids (toolchain.md: children are
-        node ids; each node's ``eclass`` names its class). Handle nodes ``(h i)`` (an i64 child)
-        give each handle's class and are not e-nodes of the program."""
+        """The e-graph read back into dense class ids. egglog's frozen e-graph gives the
+        canonical e-class of every handle (the rows of ``h``); the e-nodes of a class are the
+        added ones with their children mapped to classes (egglog's own rows, canonicalized, are
+        exactly these, congruent duplicates collapsing into one). Class ids are dense, in the
+        order of the first handle naming each class (our own sequence, stable from run to run:
+        rule application visits classes in id order)."""
         self.flush()
         if self._snap is not None:
             return self._snap
-        ser = self.eg.serialize([], max_functions=None, max_calls_per_function=None,
-                                include_temporary_functions=False)
-        # never with no limits, but a view of part of the e-graph would mislead every rule
-        if ser.discarded_functions or ser.truncated_functions:
-            raise SnapshotError(f"e-graph snapshot: egglog left out {ser.discarded_functions} and "
-                                f"truncated {ser.truncated_functions}")
-        data = json.loads(ser.to_json())
-        nodes = data["nodes"]
-        cls_ids: dict[str, int] = {}
-        prim: dict[str, str] = {}
-        for nid, n in nodes.items():
-            if nid.startswith("primitive-"):
-                prim[nid] = n["op"].strip('"')
-        raw: list[tuple[str, int, list[str]]] = []
-        handle_of: dict[int, str] = {}
-        for nid, n in nodes.items():
-            if nid.startswith("primitive-"):
-                continue
-            ch = n["children"]
-            if ch and ch[0].startswith("primitive-i64"):
-                handle_of[int(prim[ch[0]])] = n["eclass"]
-                continue
-            raw.append((n["eclass"], int(prim[ch[0]]), ch[1:]))
-        # Dense class ids in a deterministic order: by the first handle (our own sequence number)
-        # that names the class. egglog's serialization order is not stable from run to run, and
-        # rule application visits classes in id order, so the ids must not depend on it.
-        first: dict[str, int] = {}
-        for h, ecl in handle_of.items():
-            if h < first.get(ecl, 1 << 62):
-                first[ecl] = h
-        for ecl in sorted({r[0] for r in raw}, key=lambda e: (first.get(e, 1 << 62), e)):
-            cls_ids[ecl] = len(cls_ids)
-        node_class = {nid: cls_ids.get(n["eclass"], -1) for nid, n in nodes.items() if not nid.startswith("primitive-")}
-        members: list[set[ENode]] = [set() for _ in cls_ids]
-        for ecl, iid, ch in raw:
-            members[cls_ids[ecl]].add(ENode(iid, tuple(node_class[x] for x in ch)))
+        fz = self.eg.freeze()
+        to_i = self.eg.value_to_i64
+        h_fn = fz.functions.get("h")
+        of_handle = {to_i(r.inputs[0]): r.output for r in h_fn.rows} if h_fn is not None else {}
+        n = len(self._handle_sig)
+        if len(of_handle) != n:
+            raise SnapshotError(f"e-graph snapshot: egglog holds {len(of_handle)} handles, the compiler added {n}")
+        ids: dict[Any, int] = {}
+        handle_class = [0] * n
+        for h in range(n):
+            try:
+                v = of_handle[h]
+            except KeyError:
+                raise SnapshotError(f"e-graph snapshot: handle {h} is missing from egglog's e-graph") from None
+            c = ids.get(v)
+            if c is None:
+                c = ids[v] = len(ids)
+            handle_class[h] = c
+        members: list[set[ENode]] = [set() for _ in ids]
+        for h, (iid, kids) in enumerate(self._handle_sig):
+            members[handle_class[h]].add(ENode(iid, tuple(handle_class[k] for k in kids)))
         classes: list[list[ENode]] = [sorted(m, key=lambda en: (en.info, en.children)) for m in members]
         by_info: dict[int, list[tuple[int, ENode]]] = {}
         for c, cl in enumerate(classes):
             for en in cl:
                 by_info.setdefault(en.info, []).append((c, en))
-        try:
-            handle_class = [cls_ids[handle_of[h]] for h in range(len(self._handle_sig))]
-        except KeyError:
-            raise SnapshotError(f"e-graph snapshot: a handle is missing from egglog's serialized e-graph "
-                                f"({len(nodes)} nodes)") from None
         class_type = [self.infos[cl[0].info].tkey for cl in classes]
         self._snap = Snapshot(classes, handle_class, class_type, by_info)
         return self._snap
