@@ -56,6 +56,19 @@ class NodeInfo:
     buffer: str = ""
     literal: Literal | None = field(default=None, compare=True)
 
+    def __hash__(self) -> int:
+        # cached: infos key the e-graph's and the matchers' tables, and the generated hash walks
+        # the attributes, the type and the literal's bytes on every lookup
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.kind, self.name, self.attrs, self.type, self.buffer, self.literal))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        # the cached hash is per process (str hashes are salted): never carried along
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     @property
     def tkey(self) -> tuple[str, tuple[int, ...]]:
         return type_key(self.type)
@@ -126,6 +139,11 @@ class EGraph:
             self.infos.append(info)
             self._info_id[info] = i
         return i
+
+    @property
+    def n_handles(self) -> int:
+        """Handles created so far (an :meth:`add` that returns a handle >= this made a new one)."""
+        return len(self._handle_sig)
 
     def add(self, info: NodeInfo, children: tuple[int, ...] = ()) -> int:
         """Add an e-node (children are handles); returns its handle."""

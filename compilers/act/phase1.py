@@ -166,10 +166,13 @@ def insert(egraph: EGraph, t: Term, memo: dict[int, tuple[Term, int]]) -> int:
     if hit is not None and hit[0] is t:
         return hit[1]
     assert t.info is not None, "parameters cannot be inserted"
-    h = egraph.add(t.info, tuple(insert(egraph, c, memo) for c in t.children))
+    kids = tuple(insert(egraph, c, memo) for c in t.children)
+    fresh = egraph.n_handles
+    h = egraph.add(t.info, kids)
     memo[k] = (t, h)
-    for f in literal_forms(t.info):
-        egraph.union(h, insert(egraph, f, memo))
+    if h >= fresh:      # an e-node added before got its literal forms then
+        for f in literal_forms(t.info):
+            egraph.union(h, insert(egraph, f, memo))
     return h
 
 
@@ -335,52 +338,70 @@ def _match_children(snap: Snapshot, ids: dict[NodeInfo, int], pats: Sequence[Ter
         yield from _match_children(snap, ids, pats, kids, i + 1, b, meta)
 
 
+_RULE_KEYS: dict[int, tuple] = {}
+
+
+def _rule_keys(r: IsaRule) -> tuple:
+    """(rule, output type key, input type keys, {unused positions: pii NodeInfo}) of a rule,
+    memoized per process (hashing a NodeInfo costs more than matching a small pattern)."""
+    hit = _RULE_KEYS.get(id(r))
+    if hit is None or hit[0] is not r:
+        hit = _RULE_KEYS[id(r)] = (r, type_key(r.out_type), tuple(type_key(t) for t in r.in_types), {})
+    return hit
+
+
 def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) -> int:
     """Add θ_{α,?} to every e-class that g_θ(α) matches; returns the number of new piis."""
     rep = egraph.rep_handles(snap)
     by_type: dict[tuple[str, tuple[int, ...]], list[int]] = {}
     for c, t in enumerate(snap.class_type):
         by_type.setdefault(t, []).append(c)
-    existing = {(egraph.infos[en.info], en.children) for cl in snap.classes for en in cl
-                if egraph.infos[en.info].kind == "pii"}
+    infos = egraph.infos
+    existing = {(en.info, en.children) for cl in snap.classes for en in cl if infos[en.info].kind == "pii"}
     added = 0
     ids = egraph.info_ids
+    class_type = snap.class_type
     meta: dict[int, tuple] = {}     # pattern node -> (node, type key, info id): the piis added below are no pattern's
+    iid_of: dict[tuple[int, tuple[int, ...]], int] = {}     # (rule, unused positions) -> this e-graph's info id
     for r in rules:
+        _, out_key, in_keys, pii_infos = _rule_keys(r)
         if r.pattern.is_param:
-            roots = by_type.get(type_key(r.out_type), [])
+            roots = by_type.get(out_key, [])
         else:
             # only the classes holding an e-node of the pattern's root operator can match
             iid = ids.get(r.pattern.info)  # type: ignore[arg-type]
             roots = list(dict.fromkeys(c for c, _ in snap.by_info.get(iid, ()))) if iid is not None else []
         for cls in roots:
-            if snap.class_type[cls] != type_key(r.out_type):
+            if class_type[cls] != out_key:
                 continue
             for b in match(snap, ids, r.pattern, cls, {}, meta):
                 kids = []
                 ok = True
-                for i, t in enumerate(r.in_types):
+                for i, tk in enumerate(in_keys):
                     c = b.get(i)
                     if c is None:
                         kids.append(-1)
                         continue
-                    if snap.class_type[c] != type_key(t):
+                    if class_type[c] != tk:
                         ok = False
                         break
                     kids.append(c)
                 if not ok:
                     continue
-                info = NodeInfo("pii", r.instr.name, r.alpha, r.out_type, r.instr.output.buffer,
-                                literal=None)
                 unused = tuple(i for i, c in enumerate(kids) if c < 0)
-                if unused:
-                    info = NodeInfo("pii", r.instr.name, r.alpha + (("_unused", unused),), r.out_type,
-                                    r.instr.output.buffer)
+                info_id = iid_of.get((id(r), unused))
+                if info_id is None:
+                    info = pii_infos.get(unused)
+                    if info is None:
+                        info = pii_infos[unused] = NodeInfo(
+                            "pii", r.instr.name, r.alpha + ((("_unused", unused),) if unused else ()),
+                            r.out_type, r.instr.output.buffer, literal=None)
+                    info_id = iid_of[(id(r), unused)] = egraph.info_id(info)
                 real = tuple(c for c in kids if c >= 0)
-                if (info, real) in existing:
+                if (info_id, real) in existing:
                     continue
-                existing.add((info, real))
-                h = egraph.add(info, tuple(rep[c] for c in real))
+                existing.add((info_id, real))
+                h = egraph.add(infos[info_id], tuple(rep[c] for c in real))
                 egraph.union(h, rep[cls])
                 added += 1
     return added

@@ -490,10 +490,14 @@ class IrRules:
         present = {(dt, len(shape)) for dt, shape in snap.class_type}
         # only instantiations of a dtype and rank some e-class has (others cannot match), in the
         # rule set's order (the order unions are made in is part of the result)
+        pre = _Prefilter(view, snap, lits)
         n = 0
         for inst in self.insts.ordered(present, "forward"):
+            roots = by_op.get(inst.lhs.opcode)  # type: ignore[union-attr]
+            if not roots:
+                continue
             m = Matcher(inst, view, lits.get)
-            for c in dict.fromkeys(by_op.get(inst.lhs.opcode, [])):
+            for c in pre.candidates(inst, roots):
                 for b in m.match(inst.lhs, c, _Binding()):
                     if not m.finish(b):
                         continue
@@ -600,6 +604,75 @@ class IrRules:
 
 _GENERATED: dict[tuple, IrRules] = {}
 
+_REQS: dict[int, tuple[Inst, Any]] = {}
+
+
+def _root_reqs(inst: Inst) -> tuple[str | None, int, tuple[tuple[int, str, Any, Any], ...]] | None:
+    """What :meth:`Matcher.match` checks first at a left side's root and its children, as data:
+    (root out_dtype or None, root arity, per child (position, kind, a, b)), kind ``tv`` (class
+    dtype a, rank b), ``lit`` (the class holds a literal: a ground sub-pattern is compared with
+    it) or ``op`` (an e-node (opcode a, arity), class dtype b or None). None when the root binds
+    no tensor variable (then the matcher's own path is taken)."""
+    hit = _REQS.get(id(inst))
+    if hit is not None and hit[0] is inst:
+        return hit[1]
+    root = inst.lhs
+    out: Any = None
+    if isinstance(root, Op) and _has_tvar(root):
+        reqs = []
+        for i, a in enumerate(root.args):
+            if isinstance(a, TVar):
+                reqs.append((i, "tv", a.dtype or inst.dtype, len(a.shape)))
+            elif isinstance(a, Op) and not _has_tvar(a):
+                reqs.append((i, "lit", None, None))
+            elif isinstance(a, Op):
+                od = a.out_dtype if a.opcode != "compare" else None
+                reqs.append((i, "op", (a.opcode, len(a.args)), od))
+        out = (root.out_dtype if root.opcode != "compare" else None, len(root.args), tuple(reqs))
+    _REQS[id(inst)] = (inst, out)
+    return out
+
+
+class _Prefilter:
+    """The root classes where an instantiation's left side can match, by a check of the root's
+    and its children's operators, dtypes, ranks and literals (the matcher's first steps, without
+    its bindings): a class it drops is one where :meth:`Matcher.match` yields nothing, so the
+    unions made, and their order, are the same."""
+
+    def __init__(self, view: _SnapView, snap: Snapshot, lits: dict[int, Any]) -> None:
+        self.nodes = view._nodes
+        self.types = [(t.dtype.name, len(t.shape)) for t in view._types]
+        self.opsig = [{(i.name, len(k)) for i, k in cl if i.kind == "op"} for cl in view._nodes]
+        self.lits = lits
+
+    def candidates(self, inst: Inst, classes: list[int]) -> Iterator[int]:
+        r = _root_reqs(inst)
+        if r is None:
+            yield from dict.fromkeys(classes)
+            return
+        out_dtype, arity, reqs = r
+        name = inst.lhs.opcode  # type: ignore[union-attr]
+        types, opsig, lits = self.types, self.opsig, self.lits
+        for c in dict.fromkeys(classes):
+            if out_dtype is not None and types[c][0] != out_dtype:
+                continue
+            for info, kids in self.nodes[c]:
+                if info.name != name or info.kind != "op" or len(kids) != arity:
+                    continue
+                for i, kind, a, b in reqs:
+                    k = kids[i]
+                    if kind == "tv":
+                        if types[k] != (a, b):
+                            break
+                    elif kind == "lit":
+                        if k not in lits:
+                            break
+                    elif a not in opsig[k] or (b is not None and types[k][0] != b):
+                        break
+                else:
+                    yield c
+                    break
+
 
 _RHS: dict[tuple, tuple[Inst, Term | None]] = {}   # lowered right sides per (instantiation, binding)
 
@@ -614,10 +687,13 @@ def _insert_with(eg: EGraph, t: Term, leaves: dict[int, int], memo: dict[int, tu
     if t.info is None:
         h = leaves[t.index]
     else:
-        h = eg.add(t.info, tuple(_insert_with(eg, c, leaves, memo) for c in t.children))
+        kids = tuple(_insert_with(eg, c, leaves, memo) for c in t.children)
+        fresh = eg.n_handles
+        h = eg.add(t.info, kids)
         memo[k] = (t, h)
-        for f in literal_forms(t.info):
-            eg.union(h, _insert_with(eg, f, leaves, memo))
+        if h >= fresh:      # an e-node added before got its literal forms then
+            for f in literal_forms(t.info):
+                eg.union(h, _insert_with(eg, f, leaves, memo))
     memo[k] = (t, h)
     return h
 

@@ -49,6 +49,10 @@ class Term:
             object.__setattr__(self, "_hash", h)
         return h
 
+    def __getstate__(self) -> dict:
+        # the cached hash is per process (str hashes are salted): never carried along
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     @property
     def type(self) -> TensorType:
         return self.info.type if self.info is not None else self.ptype  # type: ignore[return-value]
