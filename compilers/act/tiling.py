@@ -58,6 +58,15 @@ DC = -(1 << 40)     # a byte nobody reads ("don't care")
 # codes: >= 0 is a byte of the base's image; -1 - b is the constant byte b (0..255); DC
 
 
+def _nz(a: np.ndarray) -> bool:
+    """``a.any()`` for a whole array, without numpy's Python-level reduction wrapper (the search
+    asks it of small arrays some 10^5 times per kernel)."""
+    return _count_nonzero(a) != 0
+
+
+_count_nonzero = np.count_nonzero
+
+
 def _nbytes(t: TensorType) -> int:
     return int(t.size) * t.dtype.nbytes
 
@@ -65,12 +74,15 @@ def _nbytes(t: TensorType) -> int:
 class View:
     """The byte image of a value: ``idx[i]`` says what byte ``i`` is (see the codes above)."""
 
-    __slots__ = ("base", "idx", "_key")
+    __slots__ = ("base", "idx", "_key", "_any", "_def", "_const")
 
     def __init__(self, base: Term | None, idx: np.ndarray) -> None:
         self.base = base
-        self.idx = idx
+        self.idx = idx          # never written after construction (views share their arrays)
         self._key: tuple | None = None
+        self._any: bool | None = None
+        self._def: np.ndarray | None = None
+        self._const: np.ndarray | None = None
 
     @property
     def key(self) -> tuple:
@@ -80,7 +92,25 @@ class View:
 
     @property
     def defined(self) -> np.ndarray:
-        return self.idx != DC
+        """The bytes somebody reads (memoized, like the two below: the search asks them of a
+        view many times; the arrays are not to be written)."""
+        if self._def is None:
+            self._def = self.idx != DC
+        return self._def
+
+    @property
+    def any_defined(self) -> bool:
+        """Whether some byte is read."""
+        if self._any is None:
+            self._any = bool(_nz(self.defined))
+        return self._any
+
+    @property
+    def const(self) -> np.ndarray:
+        """The bytes that are constants."""
+        if self._const is None:
+            self._const = self.idx < 0
+        return self._const
 
     def __len__(self) -> int:
         return int(self.idx.size)
@@ -144,7 +174,7 @@ class _Views:
             out = np.broadcast_to(mm.reshape(tuple(full) + (nb,)), shape + (nb,))
         elif info.name == "pad":
             pv = self(t.children[1])
-            if pv.base is not None and (pv.idx >= 0).any():
+            if pv.base is not None and _nz(pv.idx >= 0):
                 return View(t, np.arange(n, dtype=np.int64))
             shape = tuple(t.type.shape)
             out = np.empty(shape + (nb,), dtype=np.int64)
@@ -185,12 +215,12 @@ def _merge(a: View, b: View) -> View | None:
     """The view demanding both; None when they conflict."""
     if len(a) != len(b):
         return None
-    ua = a.base is not None and bool((a.idx >= 0).any())
-    ub = b.base is not None and bool((b.idx >= 0).any())
+    ua = a.base is not None and bool(_nz(a.idx >= 0))
+    ub = b.base is not None and bool(_nz(b.idx >= 0))
     if ua and ub and a.base is not b.base and a.base != b.base:
         return None
     both = (a.idx != DC) & (b.idx != DC)
-    if (a.idx[both] != b.idx[both]).any():
+    if _nz(a.idx[both] != b.idx[both]):
         return None
     idx = np.where(a.idx != DC, a.idx, b.idx)
     return View(a.base if ua else (b.base if ub else None), idx)
@@ -276,21 +306,21 @@ class Matcher:
         if len(pv) != len(dem):
             return
         p, d = pv.idx, dem.idx
-        want = d != DC
-        const = p < 0
-        if (const & want & (p != d)).any():
+        want = dem.defined
+        const = pv.const
+        if _nz(const & want & (p != d)):
             return
         sel = want & ~const
-        if not sel.any():
+        if not _nz(sel):
             yield bind
             return
         assert pv.base is not None
         q = np.full(_nbytes(pv.base.type), DC, dtype=np.int64)
         pi, di = p[sel], d[sel]
         q[pi] = di
-        if (q[pi] != di).any():
+        if _nz(q[pi] != di):
             return                               # one byte of the pattern demanded as two things
-        sub = View(dem.base if (di >= 0).any() else None, q)
+        sub = View(dem.base if _nz(di >= 0) else None, q)
         if pv.base.is_param:
             prev = bind.get(pv.base.index)
             if prev is not None:
@@ -506,7 +536,8 @@ class Tiler:
                     min_store = min(min_store, float(ins.cost.cycles.eval(alpha)) + 1.0)
         self.piece_sizes = sorted(hbm_sizes, reverse=True)
         self.min_store = min_store if min_store < math.inf else 1.0
-        self.stacks: dict[tuple, tuple[list[IsaRule], np.ndarray]] = {}
+        self.stacks: dict[tuple, tuple[list[IsaRule], np.ndarray, np.ndarray]] = {}
+        self.names_out: dict[tuple[str, int], list[str]] = {}
         self.s = _Search()
         self.demands = 0
         self.staging = 0
@@ -538,7 +569,7 @@ class Tiler:
         return best
 
     def _produce(self, dem: View, buf: str, part: bool) -> _Opt | None:
-        if not dem.defined.any():
+        if not dem.any_defined:
             return None
         cands: list[_Opt] = []
         staged = False
@@ -566,10 +597,10 @@ class Tiler:
         base = dem.base
         bkind = "const" if base is None else ("op" if base.info is not None and base.info.kind == "op" else "input")
         bases = [base] + [v.base for v in self.forms.views(dem)]
-        groups: dict[str, list[dict[str, int]]] = {}
-        for ins, alpha in self.by_out.get((buf, n), ()):
-            groups.setdefault(ins.name, []).append(alpha)
-        for name in groups:
+        names = self.names_out.get((buf, n))
+        if names is None:       # the instructions with an α of this output, in description order
+            names = self.names_out[(buf, n)] = list(dict.fromkeys(i.name for i, _ in self.by_out.get((buf, n), ())))
+        for name in names:
             ins = self.acc.instructions[name]
             if not any(self._may_match(self.tops[name], bkind, b) for b in bases):
                 continue
@@ -585,12 +616,12 @@ class Tiler:
                 if s >= n or n % s:
                     continue
                 pieces = tuple(View(dem.base, dem.idx[i:i + s]) for i in range(0, n, s))
-                if sum(1 for pc in pieces if pc.defined.any()) * self.min_store >= bound:
+                if sum(1 for pc in pieces if pc.any_defined) * self.min_store >= bound:
                     continue                     # branch and bound: more pieces than the best costs
                 self.piece_keys.update(pc.key for pc in pieces)
                 total = 0.0
                 for pc in pieces:
-                    if not pc.defined.any():
+                    if not pc.any_defined:
                         continue
                     o = self.produce(pc, HBM, part=True)
                     if o is None or o.kind == "input":   # pieces are written next to each other
@@ -616,14 +647,16 @@ class Tiler:
             rules = [r for a in (a for i, a in self.by_out.get((buf, n), ()) if i is ins)
                      if (r := _rule(self.acc, ins, a)) is not None]
             codes = np.stack([view_of(r.pattern).idx for r in rules]) if rules else np.zeros((0, n), np.int64)
-            st = self.stacks[key] = (rules, codes)
-        rules, codes = st
+            ccols = np.flatnonzero((codes < 0).any(axis=0))     # the columns some α has a constant in
+            st = self.stacks[key] = (rules, codes[:, ccols], ccols)
+        rules, codes, ccols = st
         if not rules:
             return []
         # an α fails where its pattern has a constant byte that differs from a demanded byte:
-        # only the demanded columns are compared
-        cols = np.flatnonzero(dem.idx != DC)
-        sub = codes[:, cols]
+        # only the demanded columns where some α has a constant are compared
+        keep = dem.defined[ccols]
+        cols = ccols[keep]
+        sub = codes[:, keep]
         bad = ((sub < 0) & (sub != dem.idx[cols])).any(axis=1)
         return [r for r, b in zip(rules, bad, strict=True) if not b]
 
@@ -648,16 +681,16 @@ class Tiler:
 
     def _leaf(self, dem: View) -> _Opt | None:
         d = dem.idx
-        want = d != DC
-        if not (d[want] >= 0).any():                  # constant bytes: the constant section
+        want = dem.defined
+        if not _nz(d[want] >= 0):                  # constant bytes: the constant section
             data = np.where(want, -1 - d, 0).astype(np.uint8).tobytes()
             return _Opt(0.0, "const", data=data)
         base = dem.base
-        if base is None or base.info is None or base.info.kind != "input" or (d[want] < 0).any():
+        if base is None or base.info is None or base.info.kind != "input" or _nz(d[want] < 0):
             return None
         pos = np.nonzero(want)[0]
         off = d[want] - pos
-        if (off != off[0]).any():
+        if _nz(off != off[0]):
             return None
         o = int(off[0])
         size = _nbytes(base.type)
@@ -672,7 +705,7 @@ class Tiler:
             total = self._cost(r)
             for i, (spec, t) in enumerate(zip(r.instr.inputs, r.in_types, strict=True)):
                 v = b.get(i)
-                if v is None or not v.defined.any():
+                if v is None or not v.any_defined:
                     ops.append(None)
                     continue
                 if len(v) != _nbytes(t):
@@ -722,7 +755,7 @@ class Tiler:
                 kids, offs = [], []
                 at = 0
                 for pc in opt.pieces:
-                    if pc.defined.any():
+                    if pc.any_defined:
                         kids.append(node(pc, HBM, part=True))
                         offs.append(at)
                     at += len(pc)
