@@ -342,12 +342,22 @@ _RULE_KEYS: dict[int, tuple] = {}
 
 
 def _rule_keys(r: IsaRule) -> tuple:
-    """(rule, output type key, input type keys, {unused positions: pii NodeInfo}) of a rule,
-    memoized per process (hashing a NodeInfo costs more than matching a small pattern)."""
+    """(rule, output type key, input type keys, {unused positions: pii NodeInfo}, the pattern's
+    e-node infos) of a rule, memoized per process (hashing a NodeInfo costs more than matching a small pattern)."""
     hit = _RULE_KEYS.get(id(r))
     if hit is None or hit[0] is not r:
-        hit = _RULE_KEYS[id(r)] = (r, type_key(r.out_type), tuple(type_key(t) for t in r.in_types), {})
+        hit = _RULE_KEYS[id(r)] = (r, type_key(r.out_type), tuple(type_key(t) for t in r.in_types), {},
+                                   tuple(_pattern_infos(r.pattern, {})))
     return hit
+
+
+def _pattern_infos(t: Term, out: dict[NodeInfo, None]) -> dict[NodeInfo, None]:
+    """The e-node infos of a pattern (each must be in the e-graph for it to match), in order."""
+    if t.info is not None and t.info not in out:
+        out[t.info] = None
+        for c in t.children:
+            _pattern_infos(c, out)
+    return out
 
 
 def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) -> int:
@@ -360,17 +370,21 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) ->
     existing = {(en.info, en.children) for cl in snap.classes for en in cl if infos[en.info].kind == "pii"}
     added = 0
     ids = egraph.info_ids
-    class_type = snap.class_type
+    class_type, by_info = snap.class_type, snap.by_info
     meta: dict[int, tuple] = {}     # pattern node -> (node, type key, info id): the piis added below are no pattern's
     iid_of: dict[tuple[int, tuple[int, ...]], int] = {}     # (rule, unused positions) -> this e-graph's info id
     for r in rules:
-        _, out_key, in_keys, pii_infos = _rule_keys(r)
+        _, out_key, in_keys, pii_infos, pat_infos = _rule_keys(r)
+        # a pattern holding an operator (with its attributes and type) that no e-node has cannot
+        # match anywhere: most patterns, in most rounds
+        if any(ids.get(i, -1) not in by_info for i in pat_infos):
+            continue
         if r.pattern.is_param:
             roots = by_type.get(out_key, [])
         else:
             # only the classes holding an e-node of the pattern's root operator can match
             iid = ids.get(r.pattern.info)  # type: ignore[arg-type]
-            roots = list(dict.fromkeys(c for c, _ in snap.by_info.get(iid, ()))) if iid is not None else []
+            roots = list(dict.fromkeys(c for c, _ in by_info.get(iid, ()))) if iid is not None else []
         for cls in roots:
             if class_type[cls] != out_key:
                 continue
