@@ -644,15 +644,20 @@ class _Prefilter:
         self.types = [(t.dtype.name, len(t.shape)) for t in view._types]
         self.opsig = [{(i.name, len(k)) for i, k in cl if i.kind == "op"} for cl in view._nodes]
         self.lits = lits
+        self.memo: dict[tuple, list[int]] = {}
 
-    def candidates(self, inst: Inst, classes: list[int]) -> Iterator[int]:
+    def candidates(self, inst: Inst, classes: list[int]) -> list[int]:
         r = _root_reqs(inst)
         if r is None:
-            yield from dict.fromkeys(classes)
-            return
-        out_dtype, arity, reqs = r
+            return list(dict.fromkeys(classes))
         name = inst.lhs.opcode  # type: ignore[union-attr]
+        key = (name, r)         # many instantiations share their root's requirements
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        out_dtype, arity, reqs = r
         types, opsig, lits = self.types, self.opsig, self.lits
+        out = []
         for c in dict.fromkeys(classes):
             if out_dtype is not None and types[c][0] != out_dtype:
                 continue
@@ -670,9 +675,10 @@ class _Prefilter:
                     elif a not in opsig[k] or (b is not None and types[k][0] != b):
                         break
                 else:
-                    yield c
+                    out.append(c)
                     break
-
+        self.memo[key] = out
+        return out
 
 _RHS: dict[tuple, tuple[Inst, Term | None]] = {}   # lowered right sides per (instantiation, binding)
 
