@@ -215,10 +215,11 @@ class EGraph:
             if c is None:
                 c = ids[v] = len(ids)
             handle_class[h] = c
-        members: list[set[ENode]] = [set() for _ in ids]
+        members: list[set[tuple[int, tuple[int, ...]]]] = [set() for _ in ids]
         for h, (iid, kids) in enumerate(self._handle_sig):
-            members[handle_class[h]].add(ENode(iid, tuple(handle_class[k] for k in kids)))
-        classes: list[list[ENode]] = [sorted(m, key=lambda en: (en.info, en.children)) for m in members]
+            members[handle_class[h]].add((iid, tuple([handle_class[k] for k in kids])))
+        # sorted by (info, children); an ENode is made once per distinct e-node
+        classes: list[list[ENode]] = [[ENode(i, k) for i, k in sorted(m)] for m in members]
         by_info: dict[int, list[tuple[int, ENode]]] = {}
         for c, cl in enumerate(classes):
             for en in cl:
