@@ -139,20 +139,19 @@ def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
     return order
 
 
-def fuse(acc: Accelerator, g: PiiGraph, order: list[int]) -> list[int] | None:
+def fuse(acc: Accelerator, g: PiiGraph, order: list[int], _graph: tuple | None = None) -> list[int] | None:
     """Apply the description's adjacency (``followed_by`` / ``preceded_by``) to a topological
     order: an instruction that must be followed by its consumer is moved down to just before its
     earliest consumer; one that must follow its producer is moved up to just after it. None when
     the order cannot be repaired (the consumer is of the wrong kind, two fused pairs compete, or
-    the move would break a dependency)."""
-    ops = {v: deps(g, v) for v in order}
-    users: dict[int, list[int]] = {v: [] for v in order}
-    for v in order:
-        for o in ops[v]:
-            users[o].append(v)
+    the move would break a dependency). ``_graph``: :func:`_fuse_facts` of ``g`` (the same for
+    every order of it)."""
+    ops, users, instr, fused = _graph if _graph is not None else _fuse_facts(acc, g, order)
+    if not fused:
+        return list(order)      # nothing to move, and a topological order stays one
     out = list(order)
     for v in order:
-        ins = acc.instructions[g.nodes[v].instr]   # type: ignore[index]
+        ins = instr[v]
         if ins.followed_by:
             if not users[v]:
                 return None
@@ -160,7 +159,7 @@ def fuse(acc: Accelerator, g: PiiGraph, order: list[int]) -> list[int] | None:
             first = min(users[v], key=out.index)
             out.insert(out.index(first), v)
         if ins.preceded_by:
-            prods = [o for o in ops[v] if acc.instructions[g.nodes[o].instr].name in ins.preceded_by]  # type: ignore[index]
+            prods = [o for o in ops[v] if instr[o].name in ins.preceded_by]
             if len(prods) != 1:
                 return None
             out.remove(v)
@@ -169,7 +168,7 @@ def fuse(acc: Accelerator, g: PiiGraph, order: list[int]) -> list[int] | None:
     for v in out:
         if any(pos[o] >= pos[v] for o in ops[v]):
             return None
-        ins = acc.instructions[g.nodes[v].instr]   # type: ignore[index]
+        ins = instr[v]
         nxt = g.nodes[out[pos[v] + 1]].instr if pos[v] + 1 < len(out) else None
         prv = g.nodes[out[pos[v] - 1]].instr if pos[v] > 0 else None
         if (ins.followed_by and nxt not in ins.followed_by) or (ins.preceded_by and prv not in ins.preceded_by):
@@ -177,12 +176,25 @@ def fuse(acc: Accelerator, g: PiiGraph, order: list[int]) -> list[int] | None:
     return out
 
 
+def _fuse_facts(acc: Accelerator, g: PiiGraph, piis: list[int]) -> tuple:
+    """(producers, consumers, instruction definition per pii, whether any pii is fused)."""
+    ops = {v: deps(g, v) for v in piis}
+    users: dict[int, list[int]] = {v: [] for v in piis}
+    for v in piis:
+        for o in ops[v]:
+            users[o].append(v)
+    instr = {v: acc.instructions[g.nodes[v].instr] for v in piis}  # type: ignore[index]
+    fused = any(i.followed_by or i.preceded_by for i in instr.values())
+    return ops, users, instr, fused
+
+
 def orders(acc: Accelerator, g: PiiGraph, limit: int = 64) -> Iterator[list[int]]:
     """The Sethi-Ullman order first, then other topological orders (depth-first over the ready
     set), at most ``limit``; each with the description's fused pairs made adjacent (:func:`fuse`)."""
     seen: set[tuple[int, ...]] = set()
+    facts = _fuse_facts(acc, g, [n.id for n in g.nodes if n.kind == "pii"])
     for o in _orders(acc, g, limit):
-        f = fuse(acc, g, o)
+        f = fuse(acc, g, o, facts)
         if f is not None and tuple(f) not in seen:
             seen.add(tuple(f))
             yield f
@@ -196,19 +208,7 @@ def _orders(acc: Accelerator, g: PiiGraph, limit: int) -> Iterator[list[int]]:
     n = 1
     seen = {tuple(first)}
 
-    def rec(prefix: list[int], placed: set[int]) -> Iterator[list[int]]:
-        if len(prefix) == len(pii):
-            yield list(prefix)
-            return
-        ready = [v for v in pii if v not in placed and dep[v] <= placed]
-        for v in ready:
-            prefix.append(v)
-            placed.add(v)
-            yield from rec(prefix, placed)
-            prefix.pop()
-            placed.discard(v)
-
-    for o in rec([], set()):
+    for o in topological_orders(pii, dep):
         if tuple(o) in seen:
             continue
         seen.add(tuple(o))
@@ -216,6 +216,33 @@ def _orders(acc: Accelerator, g: PiiGraph, limit: int) -> Iterator[list[int]]:
         n += 1
         if n >= limit:
             return
+
+
+def topological_orders(nodes: list[int], dep: dict[int, set[int]]) -> Iterator[list[int]]:
+    """Every topological order of ``nodes`` (``dep[v]``: what v needs first), depth first, each
+    level's ready nodes in the order of ``nodes``. Iterative: a generator frame per level cost
+    more than the search itself."""
+    if not nodes:
+        yield []
+        return
+    prefix: list[int] = []
+    placed: set[int] = set()
+    stack = [[v for v in nodes if not dep[v]]]
+    while stack:
+        ready = stack[-1]
+        if len(prefix) == len(stack):       # back from the level below: undo this level's choice
+            placed.discard(prefix.pop())
+        if not ready:
+            stack.pop()
+            continue
+        v = ready.pop(0)
+        prefix.append(v)
+        placed.add(v)
+        if len(prefix) == len(nodes):
+            yield list(prefix)
+            placed.discard(prefix.pop())
+            continue
+        stack.append([u for u in nodes if u not in placed and dep[u] <= placed])
 
 
 @dataclass

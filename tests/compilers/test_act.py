@@ -3,9 +3,12 @@ determinism and the phase-2 building blocks."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from accv.cli import main
 from compilers.act import Unsupported, compile_graph, phase1, phase2  # noqa: I001
@@ -116,3 +119,27 @@ def test_sethi_ullman_order_is_topological_and_orders_are_distinct():
 
 def test_gamma_is_strictly_increasing():
     assert [phase1.gamma(k) for k in range(1, 6)] == [2, 4, 8, 16, 32]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_topological_orders_are_all_orders_depth_first(data):
+    """phase2.topological_orders yields every topological order exactly once, in the order of a
+    depth-first search that tries each level's ready nodes in the given order."""
+    n = data.draw(st.integers(0, 6))
+    nodes = data.draw(st.permutations(list(range(n))))
+    dep = {v: {u for u in range(v) if data.draw(st.booleans())} for v in range(n)}
+
+    def reference(prefix, placed):
+        if len(prefix) == n:
+            yield list(prefix)
+            return
+        for v in [v for v in nodes if v not in placed and dep[v] <= placed]:
+            yield from reference([*prefix, v], placed | {v})
+
+    got = list(phase2.topological_orders(list(nodes), dep))
+    assert got == list(reference([], frozenset()))
+    assert len({tuple(o) for o in got}) == len(got)
+    want = [list(p) for p in itertools.permutations(nodes)
+            if all(p.index(u) < p.index(v) for v in p for u in dep[v])]
+    assert sorted(got) == sorted(want)
