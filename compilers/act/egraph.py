@@ -126,6 +126,9 @@ class EGraph:
         self._h: list[Any] = []            # the binding of (h i) per handle, built once
         self.unions = 0
         self._snap: Snapshot | None = None   # the last snapshot, valid until the next flush
+        # right sides rules built, by (instantiation, binding, leaf handles) -> (instantiation,
+        # handle): a match found again in a later round builds nothing new
+        self.built: dict[tuple, tuple[Any, int]] = {}
         self._flushes = 0
 
     @property

@@ -528,8 +528,16 @@ class IrRules:
             hit = _RHS[key] = (inst, t)
         if hit[1] is None:
             return None
-        leaves = {i: rep[b.tv[nm]] for i, nm in enumerate(names)}
-        return _insert_with(eg, hit[1], leaves, {})
+        leaf_handles = tuple(rep[b.tv[nm]] for nm in names)
+        # the same right side over the same handles was built in an earlier round: the same
+        # e-nodes (adds are hash-consed, literal forms were inserted then), so the same handle
+        bkey = (key, leaf_handles)
+        built = eg.built.get(bkey)
+        if built is not None and built[0] is inst:
+            return built[1]
+        h = _insert_with(eg, hit[1], dict(enumerate(leaf_handles)), {})
+        eg.built[bkey] = (inst, h)
+        return h
 
     # -- patterns ------------------------------------------------------------------------------
 
