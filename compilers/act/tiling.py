@@ -67,8 +67,14 @@ def _nz(a: np.ndarray) -> bool:
 _count_nonzero = np.count_nonzero
 
 
+_NB: dict[int, tuple[TensorType, int]] = {}
+
+
 def _nbytes(t: TensorType) -> int:
-    return int(t.size) * t.dtype.nbytes
+    hit = _NB.get(id(t))        # memoized per type object (types live with their terms)
+    if hit is None or hit[0] is not t:
+        hit = _NB[id(t)] = (t, int(t.size) * t.dtype.nbytes)
+    return hit[1]
 
 
 class View:
@@ -113,7 +119,7 @@ class View:
         return self._const
 
     def __len__(self) -> int:
-        return int(self.idx.size)
+        return self.idx.size
 
 
 _LAYOUT = {"reshape", "bitcast-convert", "copy", "transpose", "slice", "broadcast", "pad", "reverse"}
@@ -308,19 +314,20 @@ class Matcher:
         p, d = pv.idx, dem.idx
         want = dem.defined
         const = pv.const
-        if _nz(const & want & (p != d)):
+        cnz = _count_nonzero
+        if cnz(const & want & (p != d)):
             return
         sel = want & ~const
-        if not _nz(sel):
+        if not cnz(sel):
             yield bind
             return
         assert pv.base is not None
         q = np.full(_nbytes(pv.base.type), DC, dtype=np.int64)
         pi, di = p[sel], d[sel]
         q[pi] = di
-        if _nz(q[pi] != di):
+        if cnz(q[pi] != di):
             return                               # one byte of the pattern demanded as two things
-        sub = View(dem.base if _nz(di >= 0) else None, q)
+        sub = View(dem.base if cnz(di >= 0) else None, q)
         if pv.base.is_param:
             prev = bind.get(pv.base.index)
             if prev is not None:
@@ -682,15 +689,15 @@ class Tiler:
     def _leaf(self, dem: View) -> _Opt | None:
         d = dem.idx
         want = dem.defined
-        if not _nz(d[want] >= 0):                  # constant bytes: the constant section
+        dw = d[want]
+        if not _count_nonzero(dw >= 0):            # constant bytes: the constant section
             data = np.where(want, -1 - d, 0).astype(np.uint8).tobytes()
             return _Opt(0.0, "const", data=data)
         base = dem.base
-        if base is None or base.info is None or base.info.kind != "input" or _nz(d[want] < 0):
+        if base is None or base.info is None or base.info.kind != "input" or _count_nonzero(dw < 0):
             return None
-        pos = np.nonzero(want)[0]
-        off = d[want] - pos
-        if _nz(off != off[0]):
+        off = dw - np.flatnonzero(want)
+        if _count_nonzero(off != off[0]):
             return None
         o = int(off[0])
         size = _nbytes(base.type)
