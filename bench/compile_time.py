@@ -5,7 +5,9 @@ outcome (instructions, or the one-line reason the target cannot run it) and whet
 checks on the simulator. Sets: the paper kernels for their target (qkv_attention -> qkv, gemmini_* and
 composite_* -> gemmini, amx_* -> amx), the 100 act-gemmini-fuzz kernels on gemmini, and a generated
 391-node stress kernel (a chain of 39 QKV attention blocks). Backend generation (the target's rule
-set, once per process) is timed separately. Prints a table and writes JSON.
+set, once per process) is timed separately. Trials run round robin over the kernels (each kernel's
+best is drawn from the whole run), and a fixed Python workload is timed before and after as the
+machine's speed at the time. Prints a table and writes JSON.
 
     python bench/compile_time.py [--set paper|fuzz|stress|all] [--trials 3] [--json build/bench/compile_time.json]
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -60,37 +63,63 @@ def stress_kernel(blocks: int = 39) -> str:
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def run(name: str, graph, target: str, trials: int, check: int) -> dict:  # noqa: ANN001
-    acc = load_target(target)
-    rec: dict = {"kernel": name, "target": target, "nodes": len(graph.entry.instructions)}
-    best = None
-    first = None
-    for _ in range(trials):
+class Bench:
+    """One kernel's record: its first compile (which also instantiates the rules and generates
+    the patterns its types need) and its best compile over the trials."""
+
+    def __init__(self, name: str, graph, target: str) -> None:  # noqa: ANN001
+        self.graph, self.acc = graph, load_target(target)
+        self.rec: dict = {"kernel": name, "target": target, "nodes": len(graph.entry.instructions)}
+        self.first: float | None = None
+        self.best = None
+        self.done = False          # unsupported or a compiler error: not compiled again
+
+    def trial(self) -> None:
         t0 = time.perf_counter()
         try:
-            res = compile_graph(graph, acc)
+            res = compile_graph(self.graph, self.acc)
         except Unsupported as e:
-            rec.update(outcome="unsupported", reason=e.reason if hasattr(e, "reason") else str(e),
-                       seconds=time.perf_counter() - t0)
-            return rec
+            self.rec.update(outcome="unsupported", reason=e.reason if hasattr(e, "reason") else str(e),
+                            seconds=time.perf_counter() - t0)
+            self.done = True
+            return
         except AccvError as e:     # a compiler bug: recorded as such, the run goes on
-            rec.update(outcome="error", reason=f"compiler error: {e.reason}", seconds=time.perf_counter() - t0)
+            self.rec.update(outcome="error", reason=f"compiler error: {e.reason}", seconds=time.perf_counter() - t0)
+            self.done = True
+            return
+        if self.first is None:
+            self.first = res.stats.total
+        if self.best is None or res.stats.total < self.best.stats.total:
+            self.best = res
+
+    def finish(self, check: int) -> dict:
+        rec, best = self.rec, self.best
+        if best is None:
             return rec
-        if first is None:
-            first = res.stats.total
-        if best is None or res.stats.total < best.stats.total:
-            best = res
-    assert best is not None
-    st = best.stats
-    rec.update(outcome="compiled", instructions=len(best.program.instructions), cost=best.cost,
-               total_ms=st.total * 1e3, first_ms=(first or 0.0) * 1e3, modules_ms={k: v * 1e3 for k, v in st.times.items()},
-               enodes=st.enodes, iterations=st.iterations, candidates=st.candidates)
-    if check:
-        chk = check_program(graph, acc, best.program, check)
-        rec["checked"] = chk.ok
-        if not chk.ok:
-            rec["mismatch"] = chk.message
-    return rec
+        st = best.stats
+        rec.update(outcome="compiled", instructions=len(best.program.instructions), cost=best.cost,
+                   total_ms=st.total * 1e3, first_ms=(self.first or 0.0) * 1e3,
+                   modules_ms={k: v * 1e3 for k, v in st.times.items()},
+                   enodes=st.enodes, iterations=st.iterations, candidates=st.candidates)
+        if check:
+            chk = check_program(self.graph, self.acc, best.program, check)
+            rec["checked"] = chk.ok
+            if not chk.ok:
+                rec["mismatch"] = chk.message
+        return rec
+
+
+def calibrate() -> float:
+    """Best of 5 of a fixed pure-Python workload, in ms: how fast this machine runs right now
+    (a shared machine's speed drifts by 2x over minutes; the figure says which phase a run met)."""
+    best = math.inf
+    for _ in range(5):
+        t0 = time.perf_counter()
+        d: dict[int, int] = {}
+        for i in range(200_000):
+            d[i & 1023] = d.get(i & 1023, 0) + i
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
 
 
 def main() -> int:
@@ -113,13 +142,23 @@ def main() -> int:
                  for p in sorted((CORPUS / "act-gemmini-fuzz").glob("*.hlo"))]
     if args.set in ("stress", "all"):
         jobs.append(("stress_391", parse_hlo(stress_kernel(), "stress_391"), "qkv"))
+    benches = [Bench(n, g, t) for n, g, t in jobs]
+    calib = [calibrate()]
+    # round robin: trial k of every kernel before trial k + 1 of any, so that each kernel's best
+    # is drawn from the whole run, not from the minutes one kernel's trials happened to meet
+    steps = [(k, b) for k in range(args.trials) for b in benches]
     try:
         from tqdm import tqdm
-        it = tqdm(jobs, desc="compile", file=sys.stderr)
+        it = tqdm(steps, desc="compile", file=sys.stderr)
     except ImportError:  # pragma: no cover
-        it = jobs
-    recs = [run(n, g, t, args.trials, args.check) for n, g, t in it]
+        it = steps
+    for _, b in it:
+        if not b.done:
+            b.trial()
+    calib.append(calibrate())
+    recs = [b.finish(args.check) for b in benches]
     print("backend generation (rule set, once per target): " + ", ".join(f"{t} {v:.2f} s" for t, v in gen.items()))
+    print(f"machine calibration (fixed Python workload, best of 5): {calib[0]:.1f} ms before, {calib[1]:.1f} ms after")
     hdr = f"{'kernel':<26}{'target':<9}{'nodes':>6}{'instr':>7}{'first ms':>10}{'best ms':>10}  " + "  ".join(
         f"{k:>6}" for k in ("M1", "M2", "M3", "M4", "M5", "solver", "M6")) + "  outcome"
     print(hdr)
@@ -148,7 +187,8 @@ def main() -> int:
         print(line)
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"generation_s": gen, "kernels": recs}, indent=1))
+    out.write_text(json.dumps({"generation_s": gen, "calibration_ms": calib, "trials": args.trials, "kernels": recs},
+                              indent=1))
     print(f"\nJSON: {out}")
     return 0
 
