@@ -581,6 +581,8 @@ class IrRules:
                 return t
             c = view.index[k]
             for inst in insts.get(t.info.name, ()):
+                if not _term_may_match(inst, t):
+                    continue
                 m = Matcher(inst, view, lit_of)
                 for b in m.match(inst.lhs, c, _Binding()):
                     if not m.finish(b) or not self.gate.ok(inst):
@@ -639,6 +641,29 @@ def _root_reqs(inst: Inst) -> tuple[str | None, int, tuple[tuple[int, str, Any, 
         out = (root.out_dtype if root.opcode != "compare" else None, len(root.args), tuple(reqs))
     _REQS[id(inst)] = (inst, out)
     return out
+
+
+def _term_may_match(inst: Inst, t: Term) -> bool:
+    """:class:`_Prefilter`'s test on a term (one e-node per class): False only where
+    :meth:`Matcher.match` yields nothing that :meth:`Matcher.finish` accepts."""
+    r = _root_reqs(inst)
+    if r is None:
+        return True
+    out_dtype, arity, reqs = r
+    if len(t.children) != arity or (out_dtype is not None and t.type.dtype.name != out_dtype):
+        return False
+    for i, kind, a, b in reqs:
+        k = t.children[i]
+        if kind == "tv":
+            if k.type.dtype.name != a or len(k.type.shape) != b:
+                return False
+        elif kind == "lit":
+            if not k.is_lit:
+                return False
+        elif (k.info is None or k.info.kind != "op" or k.info.name != a[0] or len(k.children) != a[1]
+              or (b is not None and k.type.dtype.name != b)):
+            return False
+    return True
 
 
 class _Prefilter:

@@ -58,3 +58,38 @@ def test_prefilter_keeps_every_class_with_a_surviving_match(kernel: str) -> None
                 assert not hits, f"{inst.name}: the prefilter dropped class {c}, where it matches"
     # not vacuous: the prefilter is exercised and drops most (instantiation, class) pairs
     assert checked > 500 and dropped > checked // 2
+
+
+def test_term_prefilter_keeps_every_subterm_with_a_surviving_match() -> None:
+    """The same on the g_θ(α) patterns that normalization rewrites (one e-node per class)."""
+    from compilers.act.rewrite import _present, _term_may_match, _TermView
+    from compilers.act.terms import lower
+
+    acc = load_target("gemmini")
+    rules = IrRules.for_target(acc)
+    isa = phase1.IsaRules(acc)
+    checked = dropped = 0
+    for ins in acc.instructions.values():
+        for alpha in list(isa._candidates(ins, {4, 16, 64}))[:6]:
+            try:
+                pat = lower(ins.graph(alpha))
+            except Exception:  # noqa: BLE001 - an α the semantics rejects is no pattern
+                continue
+            view = _TermView(pat)
+
+            def lit_of(c: int, view=view):  # noqa: ANN202
+                x = view.terms[c]
+                return x.info.literal if x.is_lit else None
+
+            for inst in rules.insts.ordered(_present(pat), "shrinking"):
+                for c, t in enumerate(view.terms):
+                    if t.info is None or t.info.name != inst.lhs.opcode:
+                        continue
+                    checked += 1
+                    if _term_may_match(inst, t):
+                        continue
+                    dropped += 1
+                    m = Matcher(inst, view, lit_of)
+                    assert not [b for b in m.match(inst.lhs, c, _Binding()) if m.finish(b)], (
+                        f"{inst.name}: the term prefilter dropped a subterm of {ins.name}{alpha} it matches")
+    assert checked > 100 and dropped > checked // 4
