@@ -231,6 +231,7 @@ def _ev(b: _Binding):  # noqa: ANN202
 
 
 _PRE: dict[tuple, tuple[Any, bool]] = {}          # preconditions per (instantiation, sizes)
+_DEFERRED: dict[tuple, tuple[Any, int | None]] = {}   # attribute expressions' values per sizes
 _GROUND: dict[tuple, tuple[Node, Any]] = {}       # ground sub-patterns' literals per sizes
 
 
@@ -299,11 +300,24 @@ class Matcher:
 
     def finish(self, b: _Binding) -> bool:
         try:
-            ev = _ev(b) if b.deferred or b.ground else None
-            for pv, cv in b.deferred:
-                if ev(pv) != cv:
-                    return False
+            ev = None
             sym = tuple(sorted(b.sym.items()))
+            for pv, cv in b.deferred:
+                # memoized per (expression, binding): an expression left without a value raises
+                # with its text, which z3 prints slowly, and the same match recurs every round
+                dkey = (id(pv), sym)
+                dhit = _DEFERRED.get(dkey)
+                if dhit is None or dhit[0] is not pv:
+                    ev = ev or _ev(b)
+                    try:
+                        val: int | None = ev(pv)
+                    except (ValueError, z3.Z3Exception):
+                        val = None
+                    dhit = _DEFERRED[dkey] = (pv, val)
+                if dhit[1] is None or dhit[1] != cv:
+                    return False
+            if b.ground:
+                ev = ev or _ev(b)
             if self.inst.pre:
                 key = (id(self.inst), sym)
                 hit = _PRE.get(key)
