@@ -549,6 +549,8 @@ class Tiler:
         self.demands = 0
         self.staging = 0
         self.root_keys: set[tuple] = set()
+        self._roots_cache: set = set()
+        self._roots_seen = 0
         self.piece_keys: set[tuple] = set()
 
     def _cost(self, r: IsaRule) -> float:
@@ -611,8 +613,11 @@ class Tiler:
             ins = self.acc.instructions[name]
             if not any(self._may_match(self.tops[name], bkind, b) for b in bases):
                 continue
-            for r in self._consistent(ins, buf, n, dem):
-                if not any(self._may_match(_top(r), bkind, b) for b in bases):
+            rs = [r for r in self._consistent(ins, buf, n, dem)
+                  if any(self._may_match(_top(r), bkind, b) for b in bases)]
+            dead = self._dead_loads(ins, buf, n, dem, rs)
+            for r, gone in zip(rs, dead, strict=True):
+                if gone:
                     continue
                 opt = self._try(r, dem)
                 if opt is not None:
@@ -666,6 +671,68 @@ class Tiler:
         sub = codes[:, keep]
         bad = ((sub < 0) & (sub != dem.idx[cols])).any(axis=1)
         return [r for r, b in zip(rules, bad, strict=True) if not b]
+
+    def _dead_loads(self, ins: Any, buf: str, n: int, dem: View, rs: list[IsaRule]) -> list[bool]:
+        """For an instruction whose g_θ only gathers bytes of its one HBM operand (a load; its
+        other output bytes constants), which α of ``rs`` certainly get None from :meth:`_try`
+        on ``dem``, decided for all of them at once (all False where the test does not apply).
+        It applies while a staging area is being filled: then an HBM demand that is not a root
+        can only be a leaf (:meth:`_produce`), so an α fails exactly when the operand bytes it
+        reads for ``dem`` are base bytes that are not one run of an input (a constant among
+        them, a base that is not an input, offsets that vary, or out of range). :meth:`produce`
+        gives the same answer one α at a time, after building each operand view (for the tile
+        loads of a re-laid-out input that was most of AMX's M3)."""
+        keep = [False] * len(rs)
+        if not self.staging or not rs:
+            return keep
+        g = self._gathers(ins, buf, n)
+        if g is None:
+            return keep
+        row_of, codes, psize = g
+        base = dem.base
+        if base is not None and base in self._root_bases():
+            return keep                     # a root can be produced otherwise
+        idx = [row_of.get(id(r)) for r in rs]
+        if None in idx:
+            return keep
+        rows = np.array(idx, dtype=np.int64)
+        cols = np.flatnonzero(dem.defined)
+        d = dem.idx[cols]
+        c = codes[np.ix_(rows, cols)]
+        read = c >= 0                       # the demanded bytes each α loads
+        n_base = (read & (d >= 0)[None, :]).sum(axis=1)
+        if base is None or base.info is None or base.info.kind != "input":
+            dead = n_base > 0               # base bytes of a value that is not an input: no leaf
+        else:
+            mixed = (read & (d < 0)[None, :]).any(axis=1)
+            off = d[None, :] - c
+            o = off[np.arange(len(rows)), np.argmax(read, axis=1)]
+            varies = ((off != o[:, None]) & read).any(axis=1)
+            dead = (n_base > 0) & (mixed | varies | (o < 0) | (o + psize[rows] > _nbytes(base.type)))
+        return dead.tolist()
+
+    def _gathers(self, ins: Any, buf: str, n: int) -> tuple | None:
+        """({id(rule): row}, byte-code matrix, operand sizes) when every α of ``ins`` with output (buf, n)
+        moves bytes of its single operand, which lives in HBM, and constants only; else None."""
+        key = ("gather", ins.name, buf, n)
+        if key in self.stacks:
+            return self.stacks[key]  # type: ignore[return-value]
+        out = None
+        if len(ins.inputs) == 1 and ins.inputs[0].buffer == HBM:
+            rules = [r for a in (a for i, a in self.by_out.get((buf, n), ()) if i is ins)
+                     if (r := _rule(self.acc, ins, a)) is not None]
+            views = [view_of(r.pattern) for r in rules]
+            if rules and all(v.base is not None and v.base.is_param and v.base.index == 0 for v in views):
+                out = ({id(r): i for i, r in enumerate(rules)}, np.stack([v.idx for v in views]),
+                       np.array([_nbytes(v.base.type) for v in views], dtype=np.int64))  # type: ignore[union-attr]
+        self.stacks[key] = out  # type: ignore[assignment]
+        return out
+
+    def _root_bases(self) -> set:
+        if self._roots_seen != len(self.root_keys):
+            self._roots_cache = {k[0] for k in self.root_keys}
+            self._roots_seen = len(self.root_keys)
+        return self._roots_cache
 
     @staticmethod
     def _may_match(top: tuple, bkind: str, base: Term | None) -> bool:

@@ -219,3 +219,30 @@ def test_constant_demand_through_a_fixed_point(op: str, value: float, ok: bool) 
     if ok:
         (b,) = binds
         assert b[0].base is None and np.array_equal(b[0].idx, -1 - data)
+
+
+@pytest.mark.parametrize("name", ["amx_k1", "amx_k3"])
+def test_dead_load_test_only_drops_loads_that_fail(name: str, amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """tiling.Tiler._dead_loads decides for all α of a load at once which ones cannot meet a
+    demand while a staging area is being filled. Here every α it drops is tried anyway and
+    must fail, and the program must be the one the search finds without the test."""
+    from compilers.act import tiling
+
+    acc, rules = amx_rules
+    g = parse_file(PAPER / f"{name}.hlo")
+    fast = compile_graph(g, acc, rules=rules).program
+    seen = {"dropped": 0}
+
+    class Checked(tiling.Tiler):
+        def _dead_loads(self, ins, buf, n, dem, rs):  # noqa: ANN001, ANN202
+            dead = super()._dead_loads(ins, buf, n, dem, rs)
+            for r, gone in zip(rs, dead, strict=True):
+                if gone:
+                    seen["dropped"] += 1
+                    assert self._try(r, dem) is None, f"{r.name} was dropped but meets the demand"
+            return [False] * len(rs)
+
+    monkeypatch.setattr(tiling, "Tiler", Checked)
+    slow = compile_graph(g, acc, rules=rules).program
+    assert slow == fast
+    assert seen["dropped"] > (1000 if name == "amx_k1" else 0)
