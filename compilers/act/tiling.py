@@ -543,7 +543,7 @@ class Tiler:
                     min_store = min(min_store, float(ins.cost.cycles.eval(alpha)) + 1.0)
         self.piece_sizes = sorted(hbm_sizes, reverse=True)
         self.min_store = min_store if min_store < math.inf else 1.0
-        self.stacks: dict[tuple, tuple[list[IsaRule], np.ndarray, np.ndarray]] = {}
+        self.stacks: dict[tuple, tuple] = {}
         self.names_out: dict[tuple[str, int], list[str]] = {}
         self.s = _Search()
         self.demands = 0
@@ -660,16 +660,26 @@ class Tiler:
                      if (r := _rule(self.acc, ins, a)) is not None]
             codes = np.stack([view_of(r.pattern).idx for r in rules]) if rules else np.zeros((0, n), np.int64)
             ccols = np.flatnonzero((codes < 0).any(axis=0))     # the columns some α has a constant in
-            st = self.stacks[key] = (rules, codes[:, ccols], ccols)
-        rules, codes, ccols = st
+            # only the constant bytes matter here, and many α share them (a tile load's zero
+            # padding depends on its rows and colsb, not its stride): one row per distinct layout
+            consts = np.where(codes[:, ccols] < 0, codes[:, ccols], 0)
+            ids: dict[bytes, int] = {}
+            reps: list[int] = []
+            which = np.zeros(len(rules), dtype=np.int64)
+            for i, row in enumerate(consts):
+                j = ids.setdefault(row.tobytes(), len(ids))
+                if j == len(reps):
+                    reps.append(i)
+                which[i] = j
+            st = self.stacks[key] = (rules, consts[reps], which, ccols)
+        rules, layouts, which, ccols = st
         if not rules:
             return []
         # an α fails where its pattern has a constant byte that differs from a demanded byte:
         # only the demanded columns where some α has a constant are compared
         keep = dem.defined[ccols]
-        cols = ccols[keep]
-        sub = codes[:, keep]
-        bad = ((sub < 0) & (sub != dem.idx[cols])).any(axis=1)
+        sub = layouts[:, keep]
+        bad = ((sub < 0) & (sub != dem.idx[ccols[keep]])).any(axis=1)[which]
         return [r for r, b in zip(rules, bad, strict=True) if not b]
 
     def _dead_loads(self, ins: Any, buf: str, n: int, dem: View, rs: list[IsaRule]) -> list[bool]:
