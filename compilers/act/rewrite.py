@@ -196,6 +196,42 @@ def _unify(b: _Binding, pv: Any, cv: Any) -> bool:
     return True
 
 
+_PLANS: dict[int, tuple[Any, tuple[tuple[str, Any, Any], ...]]] = {}
+
+
+def _unify_shape(b: _Binding, owner: Any, pshape: Sequence[Any], cshape: Sequence[int]) -> bool:
+    """:func:`_unify` of a pattern's sizes with a class's, from a plan made once per pattern
+    node (``owner``): per size its kind (int, symbol, expression) without asking z3 again."""
+    hit = _PLANS.get(id(owner))
+    if hit is None or hit[0] is not owner or len(hit[1]) != len(pshape):
+        if any(isinstance(pv, (list, tuple)) for pv in pshape):
+            return _unify(b, list(pshape), list(cshape))      # nested sizes: the general path
+        plan = []
+        for pv in pshape:
+            if isinstance(pv, (str, bool)) or isinstance(pv, int):
+                plan.append(("lit", pv, pv))
+            else:
+                kind, val = _z3_kind(pv)
+                plan.append((kind, val, pv))
+        hit = _PLANS[id(owner)] = (owner, tuple(plan))
+    if len(cshape) != len(hit[1]):
+        return False
+    sym = b.sym
+    for (kind, val, pv), cv in zip(hit[1], cshape, strict=True):
+        if kind == "lit" or kind == "int":
+            if val != cv:
+                return False
+        elif kind == "sym":
+            prev = sym.get(val)
+            if prev is None:
+                sym[val] = int(cv)
+            elif prev != cv:
+                return False
+        else:
+            b.deferred.append((pv, cv))
+    return True
+
+
 _Z3_KINDS: dict[int, tuple[Any, str, Any]] = {}
 
 
@@ -252,13 +288,13 @@ class Matcher:
                 return
             nb = b.copy()
             nb.tv[node.name] = c
-            if _unify(nb, list(node.shape), list(t.shape)):
+            if _unify_shape(nb, node, node.shape, t.shape):
                 yield nb
             return
         assert isinstance(node, Op)
         if not _has_tvar(node):
             nb = b.copy()
-            if node.out_shape is not None and not _unify(nb, list(node.out_shape), list(t.shape)):
+            if node.out_shape is not None and not _unify_shape(nb, node, node.out_shape, t.shape):
                 return
             nb.ground.append((node, c))
             yield nb
@@ -269,7 +305,7 @@ class Matcher:
             if info.kind != "op" or info.name != node.opcode or len(kids) != len(node.args):
                 continue
             nb = b.copy()
-            if node.out_shape is not None and not _unify(nb, list(node.out_shape), list(t.shape)):
+            if node.out_shape is not None and not _unify_shape(nb, node, node.out_shape, t.shape):
                 continue
             attrs = dict(info.attrs)
             ok = True
