@@ -197,6 +197,15 @@ def _unify(b: _Binding, pv: Any, cv: Any) -> bool:
 
 
 _PLANS: dict[int, tuple[Any, tuple[tuple[str, Any, Any], ...]]] = {}
+_ATTRS: dict[int, tuple[NodeInfo, dict[str, Any]]] = {}
+
+
+def _attrs_of(info: NodeInfo) -> dict[str, Any]:
+    """An e-node's attributes as a dict, made once per info (infos live with their e-graph)."""
+    hit = _ATTRS.get(id(info))
+    if hit is None or hit[0] is not info:
+        hit = _ATTRS[id(info)] = (info, dict(info.attrs))
+    return hit[1]
 
 
 def _unify_shape(b: _Binding, owner: Any, pshape: Sequence[Any], cshape: Sequence[int]) -> bool:
@@ -307,7 +316,7 @@ class Matcher:
             nb = b.copy()
             if node.out_shape is not None and not _unify_shape(nb, node, node.out_shape, t.shape):
                 continue
-            attrs = dict(info.attrs)
+            attrs = _attrs_of(info)
             ok = True
             for k, v in node.attrs.items():
                 if k == "region":
@@ -320,7 +329,15 @@ class Matcher:
                         ok = False
                         break
                     continue
-                if k not in attrs or not _unify(nb, v, attrs[k]):
+                if k not in attrs:
+                    ok = False
+                    break
+                cv = attrs[k]
+                if isinstance(v, (list, tuple)) and isinstance(cv, (list, tuple)):
+                    good = _unify_shape(nb, v, v, cv)
+                else:
+                    good = _unify(nb, v, cv)
+                if not good:
                     ok = False
                     break
             if not ok:
