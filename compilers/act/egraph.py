@@ -124,6 +124,7 @@ class EGraph:
         self._pending_unions: list[tuple[int, int]] = []
         self._pending_adds: list[Any] = []
         self._h: list[Any] = []            # the binding of (h i) per handle, built once
+        self._key_lits: dict[int, Any] = {}  # the key literal of each info id, built once
         self.unions = 0
         self._snap: Snapshot | None = None   # the last snapshot, valid until the next flush
         # right sides rules built, by (instantiation, binding, leaf handles) -> (instantiation,
@@ -166,7 +167,10 @@ class EGraph:
         # is O(arity) (a nested term would be re-walked by egglog on every add) and a handle's
         # e-class is read off the serialized e-graph directly
         hs = self._h
-        node = eb.Call(sp, _CTOR_NAMES[len(children)], [eb.Lit(sp, eb.String(str(iid))), *(hs[c] for c in children)])
+        key = self._key_lits.get(iid)
+        if key is None:         # binding objects cost ~6 µs each to build: one key per info
+            key = self._key_lits[iid] = eb.Lit(sp, eb.String(str(iid)))
+        node = eb.Call(sp, _CTOR_NAMES[len(children)], [key, *(hs[c] for c in children)])
         self._pending_adds.append(eb.Union(sp, hs[h], node))
         return h
 
