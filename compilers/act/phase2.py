@@ -146,7 +146,9 @@ def fuse(acc: Accelerator, g: PiiGraph, order: list[int], _graph: tuple | None =
     the order cannot be repaired (the consumer is of the wrong kind, two fused pairs compete, or
     the move would break a dependency). ``_graph``: :func:`_fuse_facts` of ``g`` (the same for
     every order of it)."""
-    ops, users, instr, fused = _graph if _graph is not None else _fuse_facts(acc, g, order)
+    if _graph is None or len(_graph[0]) != len(order):
+        _graph = _fuse_facts(acc, g, order)     # an order of some piis only (Sethi-Ullman: the reachable ones)
+    ops, users, instr, fused = _graph
     if not fused:
         return list(order)      # nothing to move, and a topological order stays one
     out = list(order)
