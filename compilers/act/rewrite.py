@@ -548,12 +548,7 @@ class IrRules:
         view = _SnapView(eg, snap)
         rep = eg.rep_handles(snap)
         lits = _class_literals(eg, snap)
-        by_op: dict[str, list[int]] = {}
-        for c, nodes in enumerate(snap.classes):
-            for en in nodes:
-                info = eg.infos[en.info]
-                if info.kind == "op":
-                    by_op.setdefault(info.name, []).append(c)
+        by_op = _classes_by_op(eg, snap)
         present = {(dt, len(shape)) for dt, shape in snap.class_type}
         # only instantiations of a dtype and rank some e-class has (others cannot match), in the
         # rule set's order (the order unions are made in is part of the result)
@@ -802,6 +797,18 @@ def _insert_with(eg: EGraph, t: Term, leaves: dict[int, int], memo: dict[int, tu
                 eg.union(h, _insert_with(eg, f, leaves, memo))
     memo[k] = (t, h)
     return h
+
+
+def _classes_by_op(eg: EGraph, snap: Snapshot) -> dict[str, list[int]]:
+    """Operator name -> the classes holding an e-node of it (in class order; a class once per
+    e-node)."""
+    by_op: dict[str, list[int]] = {}
+    for c, nodes in enumerate(snap.classes):
+        for en in nodes:
+            info = eg.infos[en.info]
+            if info.kind == "op":
+                by_op.setdefault(info.name, []).append(c)
+    return by_op
 
 
 def _class_literals(eg: EGraph, snap: Snapshot) -> dict[int, Any]:

@@ -9,7 +9,7 @@ import pytest
 
 from compilers.act import phase1
 from compilers.act.egraph import EGraph
-from compilers.act.rewrite import IrRules, Matcher, _Binding, _class_literals, _Prefilter, _SnapView
+from compilers.act.rewrite import IrRules, Matcher, _Binding, _class_literals, _classes_by_op, _Prefilter, _SnapView
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
 
@@ -37,12 +37,7 @@ def test_prefilter_keeps_every_class_with_a_surviving_match(kernel: str) -> None
     view = _SnapView(eg, snap)
     lits = _class_literals(eg, snap)
     pre = _Prefilter(view, snap, lits)
-    by_op: dict[str, list[int]] = {}
-    for c, nodes in enumerate(snap.classes):
-        for en in nodes:
-            info = eg.infos[en.info]
-            if info.kind == "op":
-                by_op.setdefault(info.name, []).append(c)
+    by_op = _classes_by_op(eg, snap)
     present = {(dt, len(shape)) for dt, shape in snap.class_type}
     checked = dropped = 0
     for inst in rules.insts.ordered(present, "forward"):
