@@ -656,8 +656,7 @@ class Tiler:
         key = (ins.name, buf, n)
         st = self.stacks.get(key)
         if st is None:
-            rules = [r for a in (a for i, a in self.by_out.get((buf, n), ()) if i is ins)
-                     if (r := _rule(self.acc, ins, a)) is not None]
+            rules = self._alpha_rules(ins, buf, n)
             codes = np.stack([view_of(r.pattern).idx for r in rules]) if rules else np.zeros((0, n), np.int64)
             ccols = np.flatnonzero((codes < 0).any(axis=0))     # the columns some α has a constant in
             # only the constant bytes matter here, and many α share them (a tile load's zero
@@ -681,6 +680,11 @@ class Tiler:
         sub = layouts[:, keep]
         bad = ((sub < 0) & (sub != dem.idx[ccols[keep]])).any(axis=1)[which]
         return [r for r, b in zip(rules, bad, strict=True) if not b]
+
+    def _alpha_rules(self, ins: Any, buf: str, n: int) -> list[IsaRule]:
+        """g_θ(α) of ``ins`` for each of its α with output (buf, n), in candidate order."""
+        return [r for a in (a for i, a in self.by_out.get((buf, n), ()) if i is ins)
+                if (r := _rule(self.acc, ins, a)) is not None]
 
     def _dead_loads(self, ins: Any, buf: str, n: int, dem: View, rs: list[IsaRule]) -> list[bool]:
         """For an instruction whose g_θ only gathers bytes of its one HBM operand (a load; its
@@ -729,8 +733,7 @@ class Tiler:
             return self.stacks[key]  # type: ignore[return-value]
         out = None
         if len(ins.inputs) == 1 and ins.inputs[0].buffer == HBM:
-            rules = [r for a in (a for i, a in self.by_out.get((buf, n), ()) if i is ins)
-                     if (r := _rule(self.acc, ins, a)) is not None]
+            rules = self._alpha_rules(ins, buf, n)
             views = [view_of(r.pattern) for r in rules]
             if rules and all(v.base is not None and v.base.is_param and v.base.index == 0 for v in views):
                 out = ({id(r): i for i, r in enumerate(rules)}, np.stack([v.idx for v in views]),
