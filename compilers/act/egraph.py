@@ -136,6 +136,8 @@ class EGraph:
         self._pending_adds: list[int] = []   # handles added since the last flush
         self._dir: tempfile.TemporaryDirectory | None = None   # the rows' files, made on first use
         self._flushes = 0
+        self._ir_flags: list[bool] = []      # per handle: not a pii (see ir_handle_flags)
+        self.ir_round: object = None         # the IR rules' state of the last round (rewrite._Changed)
         self.unions = 0
         self._snap: Snapshot | None = None   # the last snapshot, valid until the next flush
         # right sides rules built, by (instantiation, binding, leaf handles) -> (instantiation,
@@ -175,6 +177,13 @@ class EGraph:
         # e-class is read off the frozen e-graph directly
         self._pending_adds.append(h)
         return h
+
+    def ir_handle_flags(self) -> list[bool]:
+        """Per handle: True unless its e-node is a pii (extended as handles are added)."""
+        flags, sig, infos = self._ir_flags, self._handle_sig, self.infos
+        for h in range(len(flags), len(sig)):
+            flags.append(infos[sig[h][0]].kind != "pii")
+        return flags
 
     def union(self, a: int, b: int) -> None:
         self._pending_unions.append((a, b))

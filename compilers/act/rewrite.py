@@ -544,7 +544,14 @@ class IrRules:
     # -- e-graph -------------------------------------------------------------------------------
 
     def apply(self, eg: EGraph, snap: Snapshot) -> int:
-        """One round: every growing rule on every e-class; returns the number of unions."""
+        """One round: every growing rule on every e-class; returns the number of unions.
+
+        Semi-naive: a root is tried only where the left side's footprint (the classes within
+        its depth below the root) reaches a class whose IR e-nodes changed since this e-graph's
+        previous round (:class:`_Changed`); elsewhere the match, its right side and its union
+        are those of the previous round, so nothing is lost and the unions, in order, are the
+        same. The first round, an instantiation the previous round did not run, and a round
+        after one cut short by ``max_new`` try every root."""
         view = _SnapView(eg, snap)
         rep = eg.rep_handles(snap)
         lits = _class_literals(eg, snap)
@@ -553,13 +560,15 @@ class IrRules:
         # only instantiations of a dtype and rank some e-class has (others cannot match), in the
         # rule set's order (the order unions are made in is part of the result)
         pre = _Prefilter(view, snap, lits)
+        changed = _Changed(eg, snap, self.insts, lits)
         n = 0
         for inst in self.insts.ordered(present, "forward"):
+            changed.ran.add(id(inst))
             roots = by_op.get(inst.lhs.opcode)  # type: ignore[union-attr]
             if not roots:
                 continue
             m = Matcher(inst, view, lits.get)
-            for c in pre.candidates(inst, roots):
+            for c in changed.near(inst, pre.candidates(inst, roots)):
                 for b in m.match(inst.lhs, c, _Binding()):
                     if not m.finish(b):
                         continue
@@ -571,7 +580,9 @@ class IrRules:
                     eg.union(h, rep[c])
                     n += 1
                     if n >= self.max_new:
+                        eg.ir_round = None      # cut short: the next round tries every root
                         return n
+        eg.ir_round = changed
         self.applied += n
         return n
 
@@ -675,6 +686,123 @@ class IrRules:
 
 
 _GENERATED: dict[tuple, IrRules] = {}
+
+_DEPTH: dict[int, tuple[Inst, int]] = {}
+
+
+def _footprint_depth(inst: Inst) -> int:
+    """How deep below the root :meth:`Matcher.match` steps through e-nodes for this left side:
+    an operator with tensor variables is matched against an e-node of its class (depth 0 at the
+    root) and its arguments one level down; a tensor variable (its class's type and identity)
+    or a ground sub-pattern (its class's literal) reads its class but no e-node of it."""
+    hit = _DEPTH.get(id(inst))
+    if hit is not None and hit[0] is inst:
+        return hit[1]
+
+    def go(n: Node, d: int) -> int:
+        return max([d, *(go(a, d + 1) for a in n.args if isinstance(a, Op) and _has_tvar(a))])
+
+    out = go(inst.lhs, 0)   # type: ignore[arg-type]
+    _DEPTH[id(inst)] = (inst, out)
+    return out
+
+
+class _Changed:
+    """Where a round's snapshot can hold a match the e-graph's earlier rounds did not see
+    (semi-naive matching, as in Datalog engines and egglog: a new match uses a new fact).
+
+    Classes only grow. A class is *changed* when it is new, when it merged classes of the
+    previous round's snapshot (by handles: it holds more of the old IR handles than the class
+    its first one was in; piis, which no IR rule reads, are left out), or when its literal is
+    not the one it had. An IR e-node is *new* when none of its handles is old or one of its
+    children is a changed class. A match steps through e-nodes (down to the left side's
+    :func:`_footprint_depth`) and reads, at its leaves, children's types, identities and
+    literals; if every e-node it steps through is old, then every leaf class is an unchanged
+    child of an old e-node, so the previous round's snapshot held the same match with the
+    same leaf handles (a class's first handle), hence the same right side, and its union was
+    made then or in an earlier round (by induction). ``dist[c]`` is the fewest steps from
+    class ``c`` down through old e-nodes to a class with a new e-node; a root with
+    ``dist[c]`` beyond the depth can only repeat old matches and is not tried."""
+
+    _FAR = 1 << 30
+
+    def __init__(self, eg: EGraph, snap: Snapshot, insts: object, lits: dict[int, Any]) -> None:
+        self.insts = insts
+        self.ran: set[int] = set()    # ids of the instantiations this round runs in full (alive in insts)
+        hc = snap.handle_class
+        n_cls = len(snap.classes)
+        infos, sig = eg.infos, eg._handle_sig
+        ir = eg.ir_handle_flags()
+        prev = eg.ir_round
+        self.prev = prev if isinstance(prev, _Changed) and prev.insts is insts else None
+        n_old = self.prev.n_handles if self.prev is not None else 0
+        count = [0] * n_cls        # IR handles per class
+        old = [0] * n_cls          # IR handles per class that the previous round's snapshot had
+        first = [-1] * n_cls
+        for h, c in enumerate(hc):
+            if ir[h]:
+                count[c] += 1
+                if h < n_old:
+                    old[c] += 1
+                if first[c] < 0:
+                    first[c] = h
+        self.n_handles, self.handle_class, self.count, self.lits = len(hc), hc, count, lits
+        self.dist: list[int] | None = None
+        if self.prev is None:
+            return
+        p = self.prev
+        changed = [False] * n_cls
+        for c in range(n_cls):
+            h0 = first[c]
+            if h0 < 0 or h0 >= n_old:
+                changed[c] = True
+                continue
+            pc = p.handle_class[h0]
+            changed[c] = old[c] != p.count[pc] or lits.get(c) is not p.lits.get(pc)
+        # the e-nodes (info, child classes) that an old handle names
+        old_nodes = set()
+        for h in range(n_old):
+            iid, kids = sig[h]
+            if kids and ir[h]:
+                old_nodes.add((iid, tuple([hc[k] for k in kids])))
+        far = self._FAR
+        dist = [far] * n_cls
+        parents: list[list[int]] = [[] for _ in range(n_cls)]
+        todo = []
+        for c, nodes in enumerate(snap.classes):
+            fresh = False
+            for en in nodes:
+                kids = en.children
+                if not kids or infos[en.info].kind != "op":
+                    continue
+                if (en.info, kids) not in old_nodes or any(changed[k] for k in kids):
+                    fresh = True
+                else:
+                    for k in kids:
+                        parents[k].append(c)
+            if fresh:
+                dist[c] = 0
+                todo.append(c)
+        d = 0
+        while todo:
+            d += 1
+            nxt = []
+            for k in todo:
+                for c in parents[k]:
+                    if dist[c] == far:
+                        dist[c] = d
+                        nxt.append(c)
+            todo = nxt
+        self.dist = dist
+
+    def near(self, inst: Inst, classes: list[int]) -> list[int]:
+        """The root classes to try for ``inst`` this round, in their order."""
+        if self.dist is None or id(inst) not in self.prev.ran:   # type: ignore[union-attr]
+            return classes
+        depth = _footprint_depth(inst)
+        dist = self.dist
+        return [c for c in classes if dist[c] <= depth]
+
 
 _REQS: dict[int, tuple[Inst, Any]] = {}
 
