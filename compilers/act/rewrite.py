@@ -805,6 +805,20 @@ class _Changed:
 
 
 _REQS: dict[int, tuple[Inst, Any]] = {}
+_REQ_KEYS: dict[int, tuple[Inst, int]] = {}
+_REQ_IDS: dict[tuple, int] = {}
+
+
+def _req_key(inst: Inst) -> int:
+    """A small int naming (root operator, :func:`_root_reqs`): instantiations with the same root
+    requirements share it (a memo key without hashing the nested tuple on every lookup)."""
+    hit = _REQ_KEYS.get(id(inst))
+    if hit is not None and hit[0] is inst:
+        return hit[1]
+    full = (inst.lhs.opcode, _root_reqs(inst))  # type: ignore[union-attr]
+    k = _REQ_IDS.setdefault(full, len(_REQ_IDS))
+    _REQ_KEYS[id(inst)] = (inst, k)
+    return k
 
 
 def _root_reqs(inst: Inst) -> tuple[str | None, int, tuple[tuple[int, str, Any, Any], ...]] | None:
@@ -863,43 +877,54 @@ class _Prefilter:
     unions made, and their order, are the same."""
 
     def __init__(self, view: _SnapView, snap: Snapshot, lits: dict[int, Any]) -> None:
-        self.nodes = view._nodes
         self.types = [(t.dtype.name, len(t.shape)) for t in view._types]
         self.opsig = [{(i.name, len(k)) for i, k in cl if i.kind == "op"} for cl in view._nodes]
         self.lits = lits
-        self.memo: dict[tuple, list[int]] = {}
+        self.memo: dict[int, list[int]] = {}
+        # (operator, arity, class dtype) and (operator, arity) -> [(class, children)], in class
+        # order: the e-nodes a root requirement is checked against, without scanning the others
+        index: dict[tuple, list[tuple[int, tuple[int, ...]]]] = {}
+        for c, cl in enumerate(view._nodes):
+            dt = self.types[c][0]
+            for info, kids in cl:
+                if info.kind == "op":
+                    index.setdefault((info.name, len(kids), dt), []).append((c, kids))
+                    index.setdefault((info.name, len(kids)), []).append((c, kids))
+        self.index = index
 
     def candidates(self, inst: Inst, classes: list[int]) -> list[int]:
-        r = _root_reqs(inst)
-        if r is None:
-            return list(dict.fromkeys(classes))
-        name = inst.lhs.opcode  # type: ignore[union-attr]
-        key = (name, r)         # many instantiations share their root's requirements
+        """The classes, of ``classes`` (those holding an e-node of the root's operator), where
+        the root's requirements hold for some e-node, in class order."""
+        key = _req_key(inst)    # many instantiations share their root's requirements
         hit = self.memo.get(key)
         if hit is not None:
             return hit
+        r = _root_reqs(inst)
+        if r is None:
+            out = self.memo[key] = list(dict.fromkeys(classes))
+            return out
+        name = inst.lhs.opcode  # type: ignore[union-attr]
         out_dtype, arity, reqs = r
         types, opsig, lits = self.types, self.opsig, self.lits
-        out = []
-        for c in dict.fromkeys(classes):
-            if out_dtype is not None and types[c][0] != out_dtype:
+        out: list[int] = []
+        last = -1
+        entries = self.index.get((name, arity) if out_dtype is None else (name, arity, out_dtype), ())
+        for c, kids in entries:
+            if c == last:
                 continue
-            for info, kids in self.nodes[c]:
-                if info.name != name or info.kind != "op" or len(kids) != arity:
-                    continue
-                for i, kind, a, b in reqs:
-                    k = kids[i]
-                    if kind == "tv":
-                        if types[k] != (a, b):
-                            break
-                    elif kind == "lit":
-                        if k not in lits:
-                            break
-                    elif a not in opsig[k] or (b is not None and types[k][0] != b):
+            for i, kind, a, b in reqs:
+                k = kids[i]
+                if kind == "tv":
+                    if types[k] != (a, b):
                         break
-                else:
-                    out.append(c)
+                elif kind == "lit":
+                    if k not in lits:
+                        break
+                elif a not in opsig[k] or (b is not None and types[k][0] != b):
                     break
+            else:
+                out.append(c)
+                last = c
         self.memo[key] = out
         return out
 
@@ -1020,6 +1045,7 @@ class Instantiations:
         self._by_key: dict[tuple[str, int], list[tuple[tuple[int, int, int], Inst]]] = {}
         self._rank1: dict[tuple[int, str], Inst | None] = {}
         self._kinds: dict[tuple[str, tuple[str, int]], list[tuple[tuple[int, int, int], Inst]]] = {}
+        self._ordered: dict[tuple[frozenset, str], list[Inst]] = {}    # ordered()'s answers
 
     def _key(self, key: tuple[str, int]) -> list[tuple[tuple[int, int, int], Inst]]:
         hit = self._by_key.get(key)
@@ -1053,6 +1079,10 @@ class Instantiations:
     def ordered(self, keys: set[tuple[str, int]], kind: str) -> list[Inst]:
         """The instantiations for ``keys`` of one kind, in rule-set order: ``forward`` (a left
         side rooted at an operator, not a rule that drops a variable) or ``shrinking``."""
+        okey = (frozenset(keys), kind)
+        done = self._ordered.get(okey)
+        if done is not None:
+            return done
         items: list[tuple[tuple[int, int, int], Inst]] = []
         for key in keys:
             ck = (kind, key)
@@ -1066,7 +1096,8 @@ class Instantiations:
                 self._kinds[ck] = hit
             items.extend(hit)
         items.sort(key=lambda x: x[0])
-        return [i for _, i in items]
+        out = self._ordered[okey] = [i for _, i in items]
+        return out
 
 
 def _make(r: Rule, d: str, k: int) -> Inst | None:
