@@ -141,7 +141,7 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
             types = set(snap.class_type)
             isa_rules = isa.rules_for(types)
             stats.isa_rules = max(stats.isa_rules, len(isa_rules))
-            phase1.apply_isa_rules(eg, snap, isa_rules)
+            phase1.apply_isa_rules(eg, snap, isa_rules, owner=isa)
             snap = eg.snapshot()
             saturated = snap.n_nodes == n_before
             stats.enodes, stats.eclasses = snap.n_nodes, len(snap.classes)

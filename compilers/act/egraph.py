@@ -26,7 +26,7 @@ from semantics.errors import AccvError
 from semantics.ir import Literal
 from semantics.types import TensorType
 
-__all__ = ["NodeInfo", "EGraph", "Snapshot", "ENode", "MAX_ARITY"]
+__all__ = ["NodeInfo", "EGraph", "Snapshot", "ENode", "MAX_ARITY", "class_literals"]
 
 MAX_ARITY = 8
 
@@ -137,7 +137,8 @@ class EGraph:
         self._dir: tempfile.TemporaryDirectory | None = None   # the rows' files, made on first use
         self._flushes = 0
         self._ir_flags: list[bool] = []      # per handle: not a pii (see ir_handle_flags)
-        self.ir_round: object = None         # the IR rules' state of the last round (rewrite._Changed)
+        self.ir_round: object = None         # the IR rules' last round (seminaive.Changes)
+        self.isa_round: object = None        # the ISA rules' last round (seminaive.Changes)
         self.unions = 0
         self._snap: Snapshot | None = None   # the last snapshot, valid until the next flush
         # right sides rules built, by (instantiation, binding, leaf handles) -> (instantiation,
@@ -267,3 +268,16 @@ class EGraph:
         for h, c in enumerate(snap.handle_class):
             rep.setdefault(c, h)
         return rep
+
+
+def class_literals(eg: EGraph, snap: Snapshot) -> dict[int, Literal]:
+    """Class -> its literal (the first literal e-node's, in the class's e-node order), for the
+    classes that hold one."""
+    out = {}
+    for c, nodes in enumerate(snap.classes):
+        for en in nodes:
+            info = eg.infos[en.info]
+            if info.kind == "lit":
+                out[c] = info.literal
+                break
+    return out

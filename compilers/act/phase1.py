@@ -27,7 +27,8 @@ from semantics.layout import _physical_shape, _tile_perm, byte_size
 from semantics.types import TensorType
 
 from ..isa import HBM, Accelerator, InstrDef
-from .egraph import EGraph, NodeInfo, Snapshot, type_key
+from .egraph import EGraph, NodeInfo, Snapshot, class_literals, type_key
+from .seminaive import Changes
 from .terms import Term, is_noop, lit_info, lower, lower_outputs, mk_op, narrowed
 
 __all__ = ["Kernel", "initialize", "insert", "IsaRule", "IsaRules", "apply_isa_rules", "match", "constants", "PiiGraph", "PiiNode", "Extractor",
@@ -360,9 +361,34 @@ def _pattern_infos(t: Term, out: dict[NodeInfo, None]) -> dict[NodeInfo, None]:
     return out
 
 
-def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) -> int:
-    """Add θ_{α,?} to every e-class that g_θ(α) matches; returns the number of new piis."""
+_DEPTHS: dict[int, tuple[Term, int]] = {}
+
+
+def _pattern_depth(t: Term) -> int:
+    """How deep below its root a pattern steps through e-nodes (a parameter reads its class's
+    type and identity only), memoized per pattern."""
+    hit = _DEPTHS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+
+    def go(x: Term, d: int) -> int:
+        return max([d, *(go(c, d + 1) for c in x.children if not c.is_param)])
+
+    out = 0 if t.is_param else go(t, 0)
+    _DEPTHS[id(t)] = (t, out)
+    return out
+
+
+def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule], owner: object = None) -> int:
+    """Add θ_{α,?} to every e-class that g_θ(α) matches; returns the number of new piis.
+
+    With ``owner`` (what keeps the rules alive, e.g. their :class:`IsaRules`), rounds are
+    semi-naive (:class:`.seminaive.Changes`): a rule run in the e-graph's previous round is
+    tried only at roots where its pattern can reach a new e-node; at the others every match
+    adds a pii e-node that is already there."""
     rep = egraph.rep_handles(snap)
+    changed = Changes(egraph, snap, class_literals(egraph, snap), egraph.isa_round if owner is not None else None,
+                      owner)
     by_type: dict[tuple[str, tuple[int, ...]], list[int]] = {}
     for c, t in enumerate(snap.class_type):
         by_type.setdefault(t, []).append(c)
@@ -374,6 +400,7 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) ->
     meta: dict[int, tuple] = {}     # pattern node -> (node, type key, info id): the piis added below are no pattern's
     iid_of: dict[tuple[int, tuple[int, ...]], int] = {}     # (rule, unused positions) -> this e-graph's info id
     for r in rules:
+        changed.ran.add(id(r))      # (a rule whose pattern cannot match anywhere has run too)
         _, out_key, in_keys, pii_infos, pat_infos = _rule_keys(r)
         # a pattern holding an operator (with its attributes and type) that no e-node has cannot
         # match anywhere: most patterns, in most rounds
@@ -385,7 +412,7 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) ->
             # only the classes holding an e-node of the pattern's root operator can match
             iid = ids.get(r.pattern.info)  # type: ignore[arg-type]
             roots = list(dict.fromkeys(c for c, _ in by_info.get(iid, ()))) if iid is not None else []
-        for cls in roots:
+        for cls in changed.near(id(r), _pattern_depth(r.pattern), roots):
             if class_type[cls] != out_key:
                 continue
             for b in match(snap, ids, r.pattern, cls, {}, meta):
@@ -418,6 +445,7 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule]) ->
                 h = egraph.add(infos[info_id], tuple(rep[c] for c in real))
                 egraph.union(h, rep[cls])
                 added += 1
+    egraph.isa_round = changed if owner is not None else None
     return added
 
 

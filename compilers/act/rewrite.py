@@ -43,8 +43,9 @@ from rewrite_rules.instantiate import emit, evaluator
 from semantics.ops import REGISTRY
 
 from ..isa import Accelerator
-from .egraph import EGraph, NodeInfo, Snapshot
+from .egraph import EGraph, NodeInfo, Snapshot, class_literals
 from .phase1 import literal_forms
+from .seminaive import Changes
 from .terms import Term, lower
 
 __all__ = ["IrRules", "Inst"]
@@ -548,19 +549,19 @@ class IrRules:
 
         Semi-naive: a root is tried only where the left side's footprint (the classes within
         its depth below the root) reaches a class whose IR e-nodes changed since this e-graph's
-        previous round (:class:`_Changed`); elsewhere the match, its right side and its union
+        previous round (:class:`.seminaive.Changes`); elsewhere the match, its right side and its union
         are those of the previous round, so nothing is lost and the unions, in order, are the
         same. The first round, an instantiation the previous round did not run, and a round
         after one cut short by ``max_new`` try every root."""
         view = _SnapView(eg, snap)
         rep = eg.rep_handles(snap)
-        lits = _class_literals(eg, snap)
+        lits = class_literals(eg, snap)
         by_op = _classes_by_op(eg, snap)
         present = {(dt, len(shape)) for dt, shape in snap.class_type}
         # only instantiations of a dtype and rank some e-class has (others cannot match), in the
         # rule set's order (the order unions are made in is part of the result)
         pre = _Prefilter(view, snap, lits)
-        changed = _Changed(eg, snap, self.insts, lits)
+        changed = Changes(eg, snap, lits, eg.ir_round, self.insts)
         n = 0
         for inst in self.insts.ordered(present, "forward"):
             changed.ran.add(id(inst))
@@ -568,7 +569,7 @@ class IrRules:
             if not roots:
                 continue
             m = Matcher(inst, view, lits.get)
-            for c in changed.near(inst, pre.candidates(inst, roots)):
+            for c in changed.near(id(inst), _footprint_depth(inst), pre.candidates(inst, roots)):
                 for b in m.match(inst.lhs, c, _Binding()):
                     if not m.finish(b):
                         continue
@@ -705,103 +706,6 @@ def _footprint_depth(inst: Inst) -> int:
     out = go(inst.lhs, 0)   # type: ignore[arg-type]
     _DEPTH[id(inst)] = (inst, out)
     return out
-
-
-class _Changed:
-    """Where a round's snapshot can hold a match the e-graph's earlier rounds did not see
-    (semi-naive matching, as in Datalog engines and egglog: a new match uses a new fact).
-
-    Classes only grow. A class is *changed* when it is new, when it merged classes of the
-    previous round's snapshot (by handles: it holds more of the old IR handles than the class
-    its first one was in; piis, which no IR rule reads, are left out), or when its literal is
-    not the one it had. An IR e-node is *new* when none of its handles is old or one of its
-    children is a changed class. A match steps through e-nodes (down to the left side's
-    :func:`_footprint_depth`) and reads, at its leaves, children's types, identities and
-    literals; if every e-node it steps through is old, then every leaf class is an unchanged
-    child of an old e-node, so the previous round's snapshot held the same match with the
-    same leaf handles (a class's first handle), hence the same right side, and its union was
-    made then or in an earlier round (by induction). ``dist[c]`` is the fewest steps from
-    class ``c`` down through old e-nodes to a class with a new e-node; a root with
-    ``dist[c]`` beyond the depth can only repeat old matches and is not tried."""
-
-    _FAR = 1 << 30
-
-    def __init__(self, eg: EGraph, snap: Snapshot, insts: object, lits: dict[int, Any]) -> None:
-        self.insts = insts
-        self.ran: set[int] = set()    # ids of the instantiations this round runs in full (alive in insts)
-        hc = snap.handle_class
-        n_cls = len(snap.classes)
-        infos, sig = eg.infos, eg._handle_sig
-        ir = eg.ir_handle_flags()
-        prev = eg.ir_round
-        self.prev = prev if isinstance(prev, _Changed) and prev.insts is insts else None
-        n_old = self.prev.n_handles if self.prev is not None else 0
-        count = [0] * n_cls        # IR handles per class
-        old = [0] * n_cls          # IR handles per class that the previous round's snapshot had
-        first = [-1] * n_cls
-        for h, c in enumerate(hc):
-            if ir[h]:
-                count[c] += 1
-                if h < n_old:
-                    old[c] += 1
-                if first[c] < 0:
-                    first[c] = h
-        self.n_handles, self.handle_class, self.count, self.lits = len(hc), hc, count, lits
-        self.dist: list[int] | None = None
-        if self.prev is None:
-            return
-        p = self.prev
-        changed = [False] * n_cls
-        for c in range(n_cls):
-            h0 = first[c]
-            if h0 < 0 or h0 >= n_old:
-                changed[c] = True
-                continue
-            pc = p.handle_class[h0]
-            changed[c] = old[c] != p.count[pc] or lits.get(c) is not p.lits.get(pc)
-        # the e-nodes (info, child classes) that an old handle names
-        old_nodes = set()
-        for h in range(n_old):
-            iid, kids = sig[h]
-            if kids and ir[h]:
-                old_nodes.add((iid, tuple([hc[k] for k in kids])))
-        far = self._FAR
-        dist = [far] * n_cls
-        parents: list[list[int]] = [[] for _ in range(n_cls)]
-        todo = []
-        for c, nodes in enumerate(snap.classes):
-            fresh = False
-            for en in nodes:
-                kids = en.children
-                if not kids or infos[en.info].kind != "op":
-                    continue
-                if (en.info, kids) not in old_nodes or any(changed[k] for k in kids):
-                    fresh = True
-                else:
-                    for k in kids:
-                        parents[k].append(c)
-            if fresh:
-                dist[c] = 0
-                todo.append(c)
-        d = 0
-        while todo:
-            d += 1
-            nxt = []
-            for k in todo:
-                for c in parents[k]:
-                    if dist[c] == far:
-                        dist[c] = d
-                        nxt.append(c)
-            todo = nxt
-        self.dist = dist
-
-    def near(self, inst: Inst, classes: list[int]) -> list[int]:
-        """The root classes to try for ``inst`` this round, in their order."""
-        if self.dist is None or id(inst) not in self.prev.ran:   # type: ignore[union-attr]
-            return classes
-        depth = _footprint_depth(inst)
-        dist = self.dist
-        return [c for c in classes if dist[c] <= depth]
 
 
 _REQS: dict[int, tuple[Inst, Any]] = {}
@@ -962,17 +866,6 @@ def _classes_by_op(eg: EGraph, snap: Snapshot) -> dict[str, list[int]]:
             if info.kind == "op":
                 by_op.setdefault(info.name, []).append(c)
     return by_op
-
-
-def _class_literals(eg: EGraph, snap: Snapshot) -> dict[int, Any]:
-    out = {}
-    for c, nodes in enumerate(snap.classes):
-        for en in nodes:
-            info = eg.infos[en.info]
-            if info.kind == "lit":
-                out[c] = info.literal
-                break
-    return out
 
 
 def _sample_alphas(ins) -> list[dict[str, int]]:  # noqa: ANN001
