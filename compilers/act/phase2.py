@@ -148,9 +148,11 @@ def fuse(acc: Accelerator, g: PiiGraph, order: list[int], _graph: tuple | None =
     every order of it)."""
     if _graph is None or len(_graph[0]) != len(order):
         _graph = _fuse_facts(acc, g, order)     # an order of some piis only (Sethi-Ullman: the reachable ones)
-    ops, users, instr, fused = _graph
+    ops, users, instr, fused, never = _graph
     if not fused:
         return list(order)      # nothing to move, and a topological order stays one
+    if never:
+        return None             # a check below that reads the graph only, not the order, fails
     out = list(order)
     for v in order:
         ins = instr[v]
@@ -179,7 +181,9 @@ def fuse(acc: Accelerator, g: PiiGraph, order: list[int], _graph: tuple | None =
 
 
 def _fuse_facts(acc: Accelerator, g: PiiGraph, piis: list[int]) -> tuple:
-    """(producers, consumers, instruction definition per pii, whether any pii is fused)."""
+    """(producers, consumers, instruction definition per pii, whether any pii is fused, whether
+    :func:`fuse` fails for every order of these piis: a pii that must be followed by a consumer
+    has none, or one that must follow its producer has not exactly one of the allowed kinds)."""
     ops = {v: deps(g, v) for v in piis}
     users: dict[int, list[int]] = {v: [] for v in piis}
     for v in piis:
@@ -187,7 +191,10 @@ def _fuse_facts(acc: Accelerator, g: PiiGraph, piis: list[int]) -> tuple:
             users[o].append(v)
     instr = {v: acc.instructions[g.nodes[v].instr] for v in piis}  # type: ignore[index]
     fused = any(i.followed_by or i.preceded_by for i in instr.values())
-    return ops, users, instr, fused
+    never = any((i.followed_by and not users[v])
+                or (i.preceded_by and sum(instr[o].name in i.preceded_by for o in ops[v]) != 1)
+                for v, i in instr.items())
+    return ops, users, instr, fused, never
 
 
 def orders(acc: Accelerator, g: PiiGraph, limit: int = 64) -> Iterator[list[int]]:
@@ -195,7 +202,9 @@ def orders(acc: Accelerator, g: PiiGraph, limit: int = 64) -> Iterator[list[int]
     set), at most ``limit``; each with the description's fused pairs made adjacent (:func:`fuse`)."""
     seen: set[tuple[int, ...]] = set()
     facts = _fuse_facts(acc, g, [n.id for n in g.nodes if n.kind == "pii"])
-    for o in _orders(acc, g, limit):
+    for i, o in enumerate(_orders(acc, g, limit)):
+        if i and facts[4]:
+            return      # every order after the first holds all piis, and fuse fails on the graph alone
         f = fuse(acc, g, o, facts)
         if f is not None and tuple(f) not in seen:
             seen.add(tuple(f))

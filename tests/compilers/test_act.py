@@ -143,3 +143,36 @@ def test_topological_orders_are_all_orders_depth_first(data):
     want = [list(p) for p in itertools.permutations(nodes)
             if all(p.index(u) < p.index(v) for v in p for u in dep[v])]
     assert sorted(got) == sorted(want)
+
+
+def test_orders_stop_early_only_where_fuse_fails_on_the_graph_alone(monkeypatch):
+    """A pii graph whose fused pairs cannot be made adjacent in any order (a pii that must be
+    followed by a consumer has none; one that must follow its producer has not exactly one)
+    yields at most its first order: the same orders as fusing every enumerated order."""
+    acc = load_target("gemmini")
+    graphs = []
+    real = phase2.orders
+
+    def spy(acc_, g, limit=64):  # noqa: ANN001, ANN202
+        graphs.append(g)
+        return real(acc_, g, limit)
+
+    monkeypatch.setattr(phase2, "orders", spy)
+    compile_graph(parse_file(PAPER / "composite_add_add_add.hlo"), acc)
+    monkeypatch.setattr(phase2, "orders", real)
+    never = 0
+    for g in graphs:
+        piis = [n.id for n in g.nodes if n.kind == "pii"]
+        facts = phase2._fuse_facts(acc, g, piis)
+        never += bool(facts[4])
+        loose = (*facts[:4], False)           # the graph-only shortcut off
+        want, seen = [], set()
+        for o in phase2._orders(acc, g, 64):
+            f = phase2.fuse(acc, g, o, loose if len(o) == len(piis) else None)
+            if f is not None and tuple(f) not in seen:
+                seen.add(tuple(f))
+                want.append(f)
+        assert list(phase2.orders(acc, g)) == want
+        if facts[4]:
+            assert want == [] or len(want) == 1
+    assert never >= 5 and len(graphs) > never     # both kinds of graph were compared
