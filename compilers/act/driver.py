@@ -254,7 +254,7 @@ def _schedule(acc: Accelerator, pg: phase1.PiiGraph, lay: phase2.Layout,
             stats.orders += 1
             t = time.perf_counter()
             try:
-                alloc = phase2.solve(acc, g, order, lay)
+                alloc = phase2.solve(acc, g, order, lay, inter=inter)
             except ValueError as e:
                 stats.last_failure = str(e)
                 stats.add("M5", time.perf_counter() - t)

@@ -23,7 +23,6 @@ register file on different registers.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -302,16 +301,16 @@ class _Lin:
             if isinstance(a, int) and isinstance(b, int):
                 return BinOp(e.op, Const(a), Const(b)).eval({})   # both known: fold
             if e.op == "//" and isinstance(b, int):
-                q = self.m.NewIntVar(-(1 << 40), 1 << 40, "")
-                self.m.AddDivisionEquality(q, a, b)
+                q = self.m.new_int_var(-(1 << 40), 1 << 40, "")
+                self.m.add_division_equality(q, a, b)
                 return q
             raise ValueError(f"unsupported {e}")
         if isinstance(e, Call):
             vals = [self.int(a) for a in e.args]
             if all(isinstance(v, int) for v in vals):
                 return min(vals) if e.fn == "min" else max(vals)
-            r = self.m.NewIntVar(-(1 << 40), 1 << 40, "")
-            (self.m.AddMinEquality if e.fn == "min" else self.m.AddMaxEquality)(r, vals)
+            r = self.m.new_int_var(-(1 << 40), 1 << 40, "")
+            (self.m.add_min_equality if e.fn == "min" else self.m.add_max_equality)(r, vals)
             return r
         raise ValueError(f"unsupported {e}")
 
@@ -321,12 +320,12 @@ class _Lin:
             a, b = self.int(e.lhs), self.int(e.rhs)
             if isinstance(a, int) and isinstance(b, int):
                 return bool(Compare(e.op, Const(a), Const(b)).eval({}))
-            lit = self.m.NewBoolVar("")
+            lit = self.m.new_bool_var("")
             ops = {"<": (lambda: a < b, lambda: a >= b), "<=": (lambda: a <= b, lambda: a > b),
                    ">": (lambda: a > b, lambda: a <= b), ">=": (lambda: a >= b, lambda: a < b),
                    "==": (lambda: a == b, lambda: a != b), "!=": (lambda: a != b, lambda: a == b)}[e.op]
-            self.m.Add(ops[0]()).OnlyEnforceIf(lit)
-            self.m.Add(ops[1]()).OnlyEnforceIf(lit.Not())
+            self.m.add(ops[0]()).only_enforce_if(lit)
+            self.m.add(ops[1]()).only_enforce_if(lit.negated())
             return lit
         if isinstance(e, BoolOp):
             parts = [self.bool(a) for a in e.args]
@@ -337,27 +336,27 @@ class _Lin:
                     return False
                 if not lits:
                     return True
-                r = self.m.NewBoolVar("")
-                self.m.AddBoolAnd(lits).OnlyEnforceIf(r)
-                self.m.AddBoolOr([x.Not() for x in lits]).OnlyEnforceIf(r.Not())
+                r = self.m.new_bool_var("")
+                self.m.add_bool_and(lits).only_enforce_if(r)
+                self.m.add_bool_or([x.negated() for x in lits]).only_enforce_if(r.negated())
                 return r
             if any(c is True for c in consts):
                 return True
             if not lits:
                 return False
-            r = self.m.NewBoolVar("")
-            self.m.AddBoolOr(lits).OnlyEnforceIf(r)
-            self.m.AddBoolAnd([x.Not() for x in lits]).OnlyEnforceIf(r.Not())
+            r = self.m.new_bool_var("")
+            self.m.add_bool_or(lits).only_enforce_if(r)
+            self.m.add_bool_and([x.negated() for x in lits]).only_enforce_if(r.negated())
             return r
         if isinstance(e, Not):
             p = self.bool(e.arg)
-            return (not p) if isinstance(p, bool) else p.Not()
+            return (not p) if isinstance(p, bool) else p.negated()
         v = self.int(e)
         if isinstance(v, int):
             return v != 0
-        lit = self.m.NewBoolVar("")
-        self.m.Add(v != 0).OnlyEnforceIf(lit)
-        self.m.Add(v == 0).OnlyEnforceIf(lit.Not())
+        lit = self.m.new_bool_var("")
+        self.m.add(v != 0).only_enforce_if(lit)
+        self.m.add(v == 0).only_enforce_if(lit.negated())
         return lit
 
 
@@ -408,23 +407,35 @@ def _live(g: PiiGraph, order: list[int]) -> dict[int, tuple[int, int]]:
 
 
 def interference(acc: Accelerator, g: PiiGraph, order: list[int]) -> frozenset[tuple[int, int]]:
+    """CSP4's pairs (a, b), a < b: values in one buffer, not aliased, whose live ranges overlap.
+    Per buffer, a sweep over the ranges sorted by start; the pairs are inserted in (a, b) order
+    (the set's iteration order, hence the model CSP4 builds, is that of a plain double loop)."""
     live = _live(g, order)
     group = alias_groups(g)
-    vals = [n.id for n in g.nodes]
+    by_buf: dict[str, list[tuple[int, int, int]]] = {}
+    for n in g.nodes:
+        s, e = live[n.id]
+        by_buf.setdefault(n.buffer, []).append((s, e, n.id))
+    pairs = []
+    for vals in by_buf.values():
+        vals.sort()
+        for i, (s1, e1, a) in enumerate(vals):
+            for s2, e2, b in vals[i + 1:]:
+                if s2 > e1:
+                    break                   # sorted by start: no later range begins before a's end
+                if e2 >= s1 and group[a] != group[b]:
+                    pairs.append((a, b) if a < b else (b, a))
+    pairs.sort()
     out = set()
-    for a, b in itertools.combinations(vals, 2):
-        na, nb = g.nodes[a], g.nodes[b]
-        if na.buffer != nb.buffer or group[a] == group[b]:
-            continue
-        (s1, e1), (s2, e2) = live[a], live[b]
-        if s1 <= e2 and s2 <= e1:
-            out.add((a, b))
+    for pr in pairs:
+        out.add(pr)
     return frozenset(out)
 
 
 def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: int = 0,
-          time_limit: float = 10.0) -> Allocation:
-    """Module 5: CSP1-CSP4 for one order; status ``OPTIMAL``/``FEASIBLE`` or ``INFEASIBLE``/``UNKNOWN``."""
+          time_limit: float = 10.0, inter: frozenset[tuple[int, int]] | None = None) -> Allocation:
+    """Module 5: CSP1-CSP4 for one order; status ``OPTIMAL``/``FEASIBLE`` or ``INFEASIBLE``/``UNKNOWN``.
+    ``inter``: :func:`interference` of this order, where the caller has it already."""
     m = cp_model.CpModel()
     start: dict[int, list] = {}
     length: dict[int, list[int]] = {}
@@ -435,21 +446,21 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
 
     def bounds(buf: str, st: list, ln: list[int]) -> None:
         for s, n, size in zip(st, ln, acc.buffers[buf].access, strict=True):
-            m.Add(s >= 0)
-            m.Add(s + n <= size)
+            m.add(s >= 0)
+            m.add(s + n <= size)
 
     for node in g.nodes:
         if node.kind == "input":                 # slice^H of an input: its bytes from ``offset`` on
             start[node.id] = [in_at[node.input_index] + node.offset]
             length[node.id] = [node.type.size]  # type: ignore[union-attr]
         elif node.kind == "concat":              # concat^H: a region of HBM holding its pieces
-            start[node.id] = [m.NewIntVar(0, hbm - node.type.size, f"concat{node.id}")]  # type: ignore[union-attr]
+            start[node.id] = [m.new_int_var(0, hbm - node.type.size, f"concat{node.id}")]  # type: ignore[union-attr]
             length[node.id] = [node.type.size]  # type: ignore[union-attr]
         elif node.kind == "const":
             nbytes = node.type.size * node.type.dtype.nbytes  # type: ignore[union-attr]
-            v = m.NewIntVar(0, hbm - nbytes, f"const{node.id}")
+            v = m.new_int_var(0, hbm - nbytes, f"const{node.id}")
             if node.id not in g.roots:      # constants live above the inputs and outputs (CSP3)
-                m.Add(v >= lay.free_start)
+                m.add(v >= lay.free_start)
             const_vars[node.id] = v
             start[node.id] = [v]
             length[node.id] = [nbytes]
@@ -458,7 +469,7 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
             continue
         ins = acc.instructions[node.instr]
         alpha = dict(node.alpha)
-        bv = {b: m.NewIntVar(0, max(acc.buffers[s.buffer].access[0] for s in (*ins.inputs, ins.output)),
+        bv = {b: m.new_int_var(0, max(acc.buffers[s.buffer].access[0] for s in (*ins.inputs, ins.output)),
                              f"{ins.name}{node.id}.{b}") for b in ins.beta}
         beta_vars[node.id] = bv
         env: dict[str, object] = {**alpha, **bv}
@@ -468,7 +479,7 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
             if b is False:
                 raise ValueError(f"{ins.name}{alpha}: constraint {c} cannot hold")
             if b is not True:
-                m.AddBoolAnd([b])
+                m.add_bool_and([b])
         out_start = [lin.int(e) for e in ins.output.start]
         out_len = [int(lin.int(e)) for e in ins.output.length]
         bounds(ins.output.buffer, out_start, out_len)
@@ -488,24 +499,24 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
             if ln != length[o]:
                 raise ValueError(f"{ins.name}: operand {i} slice {ln} does not match its producer's {length[o]}")
             for a, b in zip(st, start[o], strict=True):
-                m.Add(a == b)
+                m.add(a == b)
     for node in g.nodes:                     # concat^H: pieces side by side in its region
         if node.kind == "concat":
             for o, off in zip(node.operands, node.offsets, strict=True):
                 if length[o][0] + off > length[node.id][0]:
                     raise ValueError(f"concat^H piece {o} overruns its region")
-                m.Add(start[o][0] == start[node.id][0] + off)
+                m.add(start[o][0] == start[node.id][0] + off)
     group = alias_groups(g)
     out_groups = {group[r] for r in g.roots}
     for node in g.nodes:                     # staging areas live above the inputs and outputs
         if node.kind in ("pii", "concat") and node.buffer == HBM and group[node.id] not in out_groups:
-            m.Add(start[node.id][0] >= lay.free_start)
+            m.add(start[node.id][0] >= lay.free_start)
     for r, pl in zip(g.roots, lay.outputs, strict=True):      # CSP3: outputs
         node = g.nodes[r]
         if node.kind in ("pii", "concat"):
-            m.Add(start[r][0] == pl.addr)
+            m.add(start[r][0] == pl.addr)
         elif node.kind == "const":
-            m.Add(const_vars[r] == pl.addr)
+            m.add(const_vars[r] == pl.addr)
     uses: dict[tuple[str, tuple[int, ...]], list] = {}   # register shapes fixed per program
     for node in g.nodes:
         if node.kind != "pii":
@@ -523,21 +534,22 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
                 continue
             for x in uses[a]:
                 for y in uses[b]:
-                    m.Add(x != y)
-    inter = interference(acc, g, order)     # CSP4
+                    m.add(x != y)
+    if inter is None:
+        inter = interference(acc, g, order)     # CSP4
     for a, b in inter:
         lits = []
         for sa, la, sb, lb in zip(start[a], length[a], start[b], length[b], strict=True):
-            x, y = m.NewBoolVar(""), m.NewBoolVar("")
-            m.Add(sa + la <= sb).OnlyEnforceIf(x)
-            m.Add(sb + lb <= sa).OnlyEnforceIf(y)
+            x, y = m.new_bool_var(""), m.new_bool_var("")
+            m.add(sa + la <= sb).only_enforce_if(x)
+            m.add(sb + lb <= sa).only_enforce_if(y)
             lits += [x, y]
-        m.AddBoolOr(lits)
+        m.add_bool_or(lits)
     # low addresses read best; deterministic time keeps runs reproducible. Large graphs (tiled
     # kernels: 100 vector registers to assign) take any feasible assignment: proving an optimum
     # of the address sum there costs tens of seconds and changes no instruction
     if sum(1 for n in g.nodes if n.kind == "pii") <= OPTIMIZE_MAX:
-        m.Minimize(sum(v for bv in beta_vars.values() for v in bv.values()) + sum(const_vars.values()))
+        m.minimize(sum(v for bv in beta_vars.values() for v in bv.values()) + sum(const_vars.values()))
     s = cp_model.CpSolver()
     s.parameters.num_workers = 1
     s.parameters.random_seed = seed
@@ -545,12 +557,12 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
     # no probing in presolve: these models are small disjunctive placements, where probing costs
     # more than it prunes (amx_k5's solve: ~100 -> ~70 ms; the same allocations on every paper kernel)
     s.parameters.cp_model_probing_level = 0
-    st = s.Solve(m)
-    status = s.StatusName(st)
+    st = s.solve(m)
+    status = s.status_name(st)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Allocation(order, {}, {}, inter, status)
-    beta = {v: {k: int(s.Value(x)) for k, x in bv.items()} for v, bv in beta_vars.items()}
-    consts = {v: int(s.Value(x)) for v, x in const_vars.items()}
+    beta = {v: {k: int(s.value(x)) for k, x in bv.items()} for v, bv in beta_vars.items()}
+    consts = {v: int(s.value(x)) for v, x in const_vars.items()}
     return Allocation(order, beta, consts, inter, status)
 
 

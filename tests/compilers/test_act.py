@@ -176,3 +176,31 @@ def test_orders_stop_early_only_where_fuse_fails_on_the_graph_alone(monkeypatch)
         if facts[4]:
             assert want == [] or len(want) == 1
     assert never >= 5 and len(graphs) > never     # both kinds of graph were compared
+
+
+@pytest.mark.parametrize("kernel", ["composite_mm_add_mm", "amx_k5"])
+def test_interference_is_the_pairwise_definition_in_its_order(kernel, monkeypatch):
+    """CSP4's interference pairs from the sweep equal the plain double loop over all value pairs,
+    as a set and in iteration order (the order CSP4's constraints, hence the model, are built in)."""
+    acc = load_target("amx" if kernel.startswith("amx") else "gemmini")
+    seen = []
+    real = phase2.interference
+
+    def spy(acc_, g, order):  # noqa: ANN001, ANN202
+        seen.append((g, list(order)))
+        return real(acc_, g, order)
+
+    monkeypatch.setattr(phase2, "interference", spy)
+    compile_graph(parse_file(PAPER / f"{kernel}.hlo"), acc)
+    assert seen
+    for g, order in seen:
+        live = phase2._live(g, order)
+        group = phase2.alias_groups(g)
+        want = set()
+        for a, b in itertools.combinations([n.id for n in g.nodes], 2):
+            if g.nodes[a].buffer == g.nodes[b].buffer and group[a] != group[b]:
+                (s1, e1), (s2, e2) = live[a], live[b]
+                if s1 <= e2 and s2 <= e1:
+                    want.add((a, b))
+        got = real(acc, g, order)
+        assert got == want and list(got) == list(frozenset(want))
