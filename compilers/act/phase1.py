@@ -451,33 +451,59 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule], ow
 
 # --- Module 3: constants and extraction ------------------------------------------------------
 
+_PARTS: dict[int, tuple[NodeInfo, Accelerator, tuple[dict[str, int], set[int], list[str]]]] = {}
+
+
 def pii_parts(acc: Accelerator, info: NodeInfo) -> tuple[dict[str, int], set[int], list[str]]:
     """A pii's α, the operand positions its g_θ ignores (no e-graph child), and the buffers of
-    the operands it has children for, in order."""
+    the operands it has children for, in order. Memoized per info (shared: read, never change)."""
+    hit = _PARTS.get(id(info))
+    if hit is not None and hit[0] is info and hit[1] is acc:
+        return hit[2]
     alpha = dict(info.attrs)
     unused = set(alpha.pop("_unused", ()))
     ins = acc.instructions[info.name]
-    return alpha, unused, [s.buffer for i, s in enumerate(ins.inputs) if i not in unused]
+    out = (alpha, unused, [s.buffer for i, s in enumerate(ins.inputs) if i not in unused])
+    _PARTS[id(info)] = (info, acc, out)
+    return out
 
 
 def constants(egraph: EGraph, snap: Snapshot) -> list[bool]:
     """Bottom-up: an e-class is constant when one of its e-nodes has only constant operands;
-    literals are constant, flattened inputs are not (§5.3)."""
-    const = [False] * len(snap.classes)
-    changed = True
-    while changed:
-        changed = False
-        for c, nodes in enumerate(snap.classes):
-            if const[c]:
+    literals are constant, flattened inputs are not (§5.3). The least fixpoint, by a worklist:
+    each e-node counts its operands not yet known constant."""
+    n = len(snap.classes)
+    const = [False] * n
+    waiting: list[list[int]] = [[] for _ in range(n)]   # class -> the e-nodes (by index) it holds up
+    owner: list[int] = []
+    missing: list[int] = []
+    todo: list[int] = []
+    infos = egraph.infos
+    for c, nodes in enumerate(snap.classes):
+        for en in nodes:
+            kind = infos[en.info].kind
+            if kind == "input" or kind == "pii":
                 continue
-            for en in nodes:
-                info = egraph.infos[en.info]
-                if info.kind == "input" or info.kind == "pii":
-                    continue
-                if all(const[k] for k in en.children):
+            kids = set(en.children)
+            if not kids:
+                if not const[c]:
                     const[c] = True
-                    changed = True
-                    break
+                    todo.append(c)
+                continue
+            j = len(owner)
+            owner.append(c)
+            missing.append(len(kids))
+            for k in kids:
+                waiting[k].append(j)
+    while todo:
+        k = todo.pop()
+        for j in waiting[k]:
+            missing[j] -= 1
+            if missing[j] == 0:
+                c = owner[j]
+                if not const[c]:
+                    const[c] = True
+                    todo.append(c)
     return const
 
 

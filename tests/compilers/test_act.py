@@ -204,3 +204,43 @@ def test_interference_is_the_pairwise_definition_in_its_order(kernel, monkeypatc
                     want.add((a, b))
         got = real(acc, g, order)
         assert got == want and list(got) == list(frozenset(want))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_constants_is_the_least_fixpoint(data):
+    """phase1.constants (a worklist) marks exactly the classes the plain fixpoint does: a class is
+    constant when one of its e-nodes (not an input, not a pii) has only constant operands."""
+    from compilers.act.egraph import EGraph, NodeInfo
+    from semantics.dtypes import DTYPES
+    from semantics.ir import Literal
+    from semantics.types import TensorType
+
+    t = TensorType(DTYPES["s8"], (2,))
+    eg = EGraph()
+    hs: list[int] = []
+    for i in range(data.draw(st.integers(1, 14))):
+        kind = data.draw(st.sampled_from(["input", "lit", "op", "op", "op", "pii"]))
+        if kind == "input":
+            info = NodeInfo("input", str(i), (), t)
+            kids: tuple[int, ...] = ()
+        elif kind == "lit":
+            info = NodeInfo("lit", "", (), t, literal=Literal(DTYPES["s8"], (2,), bytes([i, 0])))
+            kids = ()
+        else:
+            arity = data.draw(st.integers(0 if kind == "op" else 1, min(2, len(hs)))) if hs else 0
+            kids = tuple(data.draw(st.sampled_from(hs)) for _ in range(arity))
+            info = NodeInfo(kind, f"f{i % 3}", (), t)
+        hs.append(eg.add(info, kids))
+        if len(hs) > 1 and data.draw(st.integers(0, 4)) == 0:
+            eg.union(data.draw(st.sampled_from(hs)), data.draw(st.sampled_from(hs)))
+    snap = eg.snapshot()
+    want = [False] * len(snap.classes)
+    changed = True
+    while changed:
+        changed = False
+        for c, nodes in enumerate(snap.classes):
+            if not want[c] and any(eg.infos[en.info].kind not in ("input", "pii")
+                                   and all(want[k] for k in en.children) for en in nodes):
+                want[c] = changed = True
+    assert phase1.constants(eg, snap) == want
