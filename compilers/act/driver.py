@@ -127,6 +127,7 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
     isa = phase1.IsaRules(acc, rules.normalize, cache_key=(id(rules.insts), rules.gate.prove_missing))
     stats.ir_rules = len(rules.rules)
     tried: set[tuple] = set()
+    ex: phase1.Extractor | None = None
     last_reason = ""
     saturated = False
     for k in range(1, max_iters + 1):
@@ -153,7 +154,8 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
         stats.add("proofs", proof_s)
         stats.add("M2", time.perf_counter() - t - proof_s)
         t = time.perf_counter()
-        ex = phase1.Extractor(acc, eg, snap, _pii_cost(acc))
+        if ex is None or ex.snap is not snap:     # a saturated e-graph: the same extractor
+            ex = phase1.Extractor(acc, eg, snap, _pii_cost(acc))
         roots = [snap.handle_class[h] for h in roots_h]
         graphs = list(ex.enumerate(roots, phase1.gamma(k)))
         if not graphs:

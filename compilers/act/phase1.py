@@ -584,6 +584,7 @@ class Extractor:
         self.const = constants(egraph, snap)
         self.cost_fn = cost_fn
         self.options: dict[tuple[int, str], list[tuple[float, int, object]]] = {}
+        self._built: dict[tuple[int, ...], PiiGraph | None] = {}
         self._solve()
 
     def _leaf(self, c: int, buf: str) -> tuple[float, int, object] | None:
@@ -664,8 +665,20 @@ class Extractor:
     def build(self, roots: Sequence[int], override: dict[tuple[int, str], int] | None = None,
               max_nodes: int | None = None) -> PiiGraph | None:
         """The pii graph choosing the best option per (class, buffer) (or ``override``'s index);
-        None when it has a cycle or more than ``max_nodes`` piis."""
-        override = override or {}
+        None when it has a cycle or more than ``max_nodes`` piis. The graph of the best options
+        is built once per roots (enumeration asks again with a larger bound each round)."""
+        if not override:
+            key = tuple(roots)
+            if key not in self._built:
+                self._built[key] = self._build(roots, {})
+            g = self._built[key]
+            if g is not None and max_nodes is not None and g.count() > max_nodes:
+                return None
+            return g
+        return self._build(roots, override, max_nodes)
+
+    def _build(self, roots: Sequence[int], override: dict[tuple[int, str], int],
+               max_nodes: int | None = None) -> PiiGraph | None:
         g = PiiGraph()
         memo: dict[tuple[int, str], int] = {}
         active: set[tuple[int, str]] = set()
