@@ -139,6 +139,7 @@ class EGraph:
         self._ir_flags: list[bool] = []      # per handle: not a pii (see ir_handle_flags)
         self.ir_round: object = None         # the IR rules' last round (seminaive.Changes)
         self.isa_round: object = None        # the ISA rules' last round (seminaive.Changes)
+        self.pattern_ids: dict[int, tuple[Any, list[int]]] = {}   # ISA rule -> its pattern's info ids found
         self.unions = 0
         self._snap: Snapshot | None = None   # the last snapshot, valid until the next flush
         # right sides rules built, by (instantiation, binding, leaf handles) -> (instantiation,

@@ -396,6 +396,7 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule], ow
     existing = {(en.info, en.children) for cl in snap.classes for en in cl if infos[en.info].kind == "pii"}
     added = 0
     ids = egraph.info_ids
+    pat_ids = egraph.pattern_ids
     class_type, by_info = snap.class_type, snap.by_info
     meta: dict[int, tuple] = {}     # pattern node -> (node, type key, info id): the piis added below are no pattern's
     iid_of: dict[tuple[int, tuple[int, ...]], int] = {}     # (rule, unused positions) -> this e-graph's info id
@@ -403,15 +404,24 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule], ow
         changed.ran.add(id(r))      # (a rule whose pattern cannot match anywhere has run too)
         _, out_key, in_keys, pii_infos, pat_infos = _rule_keys(r)
         # a pattern holding an operator (with its attributes and type) that no e-node has cannot
-        # match anywhere: most patterns, in most rounds
-        if any(ids.get(i, -1) not in by_info for i in pat_infos):
+        # match anywhere: most patterns, in most rounds. The e-graph's info ids of the pattern's
+        # infos are looked up once each (an id, once given, stays; equal infos compare slowly)
+        known = pat_ids.get(id(r))
+        if known is None or known[0] is not r:
+            known = pat_ids[id(r)] = (r, [])
+        found = known[1]
+        while len(found) < len(pat_infos):
+            i = ids.get(pat_infos[len(found)])
+            if i is None:
+                break
+            found.append(i)
+        if len(found) < len(pat_infos) or any(i not in by_info for i in found):
             continue
         if r.pattern.is_param:
             roots = by_type.get(out_key, [])
         else:
-            # only the classes holding an e-node of the pattern's root operator can match
-            iid = ids.get(r.pattern.info)  # type: ignore[arg-type]
-            roots = list(dict.fromkeys(c for c, _ in by_info.get(iid, ()))) if iid is not None else []
+            # only the classes holding an e-node of the pattern's root operator (its first info)
+            roots = list(dict.fromkeys(c for c, _ in by_info[found[0]]))
         for cls in changed.near(id(r), _pattern_depth(r.pattern), roots):
             if class_type[cls] != out_key:
                 continue
