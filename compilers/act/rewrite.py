@@ -562,10 +562,11 @@ class IrRules:
         # rule set's order (the order unions are made in is part of the result)
         pre = _Prefilter(view, snap, lits)
         changed = Changes(eg, snap, lits, eg.ir_round, self.insts)
+        insts = self.insts.ordered(present, "forward")
+        ops, changed.ran = self.insts.index(insts)
         n = 0
-        for inst in self.insts.ordered(present, "forward"):
-            changed.ran.add(id(inst))
-            roots = by_op.get(inst.lhs.opcode)  # type: ignore[union-attr]
+        for inst, op in zip(insts, ops, strict=True):
+            roots = by_op.get(op)
             if not roots:
                 continue
             m = Matcher(inst, view, lits.get)
@@ -939,6 +940,7 @@ class Instantiations:
         self._rank1: dict[tuple[int, str], Inst | None] = {}
         self._kinds: dict[tuple[str, tuple[str, int]], list[tuple[tuple[int, int, int], Inst]]] = {}
         self._ordered: dict[tuple[frozenset, str], list[Inst]] = {}    # ordered()'s answers
+        self._index: dict[int, tuple[list[Inst], list[str], set[int]]] = {}   # index()'s answers
 
     def _key(self, key: tuple[str, int]) -> list[tuple[tuple[int, int, int], Inst]]:
         hit = self._by_key.get(key)
@@ -968,6 +970,15 @@ class Instantiations:
         if (ri, d) not in self._rank1:
             self._rank1[(ri, d)] = _make(r, d, 1)
         return self._rank1[(ri, d)]
+
+    def index(self, insts: list[Inst]) -> tuple[list[str], set[int]]:
+        """For a list :meth:`ordered` returned: its left sides' root operators, in order, and the
+        set of its members' ids (made once per list)."""
+        hit = self._index.get(id(insts))
+        if hit is None or hit[0] is not insts:
+            hit = self._index[id(insts)] = (insts, [i.lhs.opcode for i in insts],  # type: ignore[union-attr]
+                                            {id(i) for i in insts})
+        return hit[1], hit[2]
 
     def ordered(self, keys: set[tuple[str, int]], kind: str) -> list[Inst]:
         """The instantiations for ``keys`` of one kind, in rule-set order: ``forward`` (a left

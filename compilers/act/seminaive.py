@@ -44,7 +44,7 @@ class Changes:
 
     def __init__(self, eg: EGraph, snap: Snapshot, lits: dict[int, Any], prev: object, owner: object) -> None:
         self.owner = owner               # the rule set (kept alive: ``ran`` holds its members' ids)
-        self.ran: set[int] = set()       # ids of the left sides this round runs in full
+        self.ran: set[int] = set()       # ids of the left sides this round runs in full (read only once set)
         hc = snap.handle_class
         n_cls = len(snap.classes)
         infos, sig = eg.infos, eg._handle_sig
