@@ -244,3 +244,41 @@ def test_constants_is_the_least_fixpoint(data):
                                    and all(want[k] for k in en.children) for en in nodes):
                 want[c] = changed = True
     assert phase1.constants(eg, snap) == want
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_csp4_one_dimensional_pair_has_the_disjoint_placements_only(data):
+    """phase2._apart_1d: with each start known or a variable over [0, 24), the model's solutions
+    are exactly the placements where [sa, sa + la) and [sb, sb + lb) are disjoint."""
+    from ortools.sat.python import cp_model
+
+    la, lb = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6))
+    known = [data.draw(st.one_of(st.none(), st.integers(0, 23))) for _ in range(2)]
+    m = cp_model.CpModel()
+    xs = [m.new_int_var(0, 23, f"s{i}") for i in range(2)]
+    ss = [k if k is not None else x for k, x in zip(known, xs, strict=True)]
+    for k, x in zip(known, xs, strict=True):
+        if k is not None:
+            m.add(x == k)
+    ok = phase2._apart_1d(m, ss[0], la, ss[1], lb)
+
+    class Collect(cp_model.CpSolverSolutionCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.got: set[tuple[int, int]] = set()
+
+        def on_solution_callback(self) -> None:
+            self.got.add((self.value(xs[0]), self.value(xs[1])))
+
+    want = {(a, b) for a in range(24) for b in range(24)
+            if (known[0] is None or a == known[0]) and (known[1] is None or b == known[1])
+            and (a + la <= b or b + lb <= a)}
+    if not ok:
+        assert known[0] is not None and known[1] is not None and not want
+        return
+    s = cp_model.CpSolver()
+    s.parameters.enumerate_all_solutions = True
+    cb = Collect()
+    s.solve(m, cb)
+    assert cb.got == want     # (placements: the literals of two variable starts may repeat one)
