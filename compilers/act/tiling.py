@@ -657,20 +657,7 @@ class Tiler:
         st = self.stacks.get(key)
         if st is None:
             rules = self._alpha_rules(ins, buf, n)
-            codes = np.stack([view_of(r.pattern).idx for r in rules]) if rules else np.zeros((0, n), np.int64)
-            ccols = np.flatnonzero((codes < 0).any(axis=0))     # the columns some α has a constant in
-            # only the constant bytes matter here, and many α share them (a tile load's zero
-            # padding depends on its rows and colsb, not its stride): one row per distinct layout
-            consts = np.where(codes[:, ccols] < 0, codes[:, ccols], 0)
-            ids: dict[bytes, int] = {}
-            reps: list[int] = []
-            which = np.zeros(len(rules), dtype=np.int64)
-            for i, row in enumerate(consts):
-                j = ids.setdefault(row.tobytes(), len(ids))
-                if j == len(reps):
-                    reps.append(i)
-                which[i] = j
-            st = self.stacks[key] = (rules, consts[reps], which, ccols)
+            st = self.stacks[key] = _stack(rules, n)
         rules, layouts, which, ccols = st
         if not rules:
             return []
@@ -679,7 +666,9 @@ class Tiler:
         keep = dem.defined[ccols]
         sub = layouts[:, keep]
         bad = ((sub < 0) & (sub != dem.idx[ccols[keep]])).any(axis=1)[which]
-        return [r for r, b in zip(rules, bad, strict=True) if not b]
+        if not bad.any():
+            return rules
+        return [rules[i] for i in np.flatnonzero(~bad)]
 
     def _alpha_rules(self, ins: Any, buf: str, n: int) -> list[IsaRule]:
         """g_θ(α) of ``ins`` for each of its α with output (buf, n), in candidate order."""
@@ -874,14 +863,52 @@ class Tiler:
         return g
 
 
+_TOPS: dict[int, tuple[IsaRule, tuple]] = {}
+
+
 def _top(r: IsaRule) -> tuple:
-    """What g_θ(α) computes at the top, below its layout chain."""
+    """What g_θ(α) computes at the top, below its layout chain (memoized per rule)."""
+    hit = _TOPS.get(id(r))
+    if hit is not None and hit[0] is r:
+        return hit[1]
     b = view_of(r.pattern).base
     if b is None:
-        return ("const",)
-    if b.is_param:
-        return ("param", r.instr.inputs[b.index].buffer)
-    return ("op", b.info.name, b.type.dtype)  # type: ignore[union-attr]
+        out: tuple = ("const",)
+    elif b.is_param:
+        out = ("param", r.instr.inputs[b.index].buffer)
+    else:
+        out = ("op", b.info.name, b.type.dtype)  # type: ignore[union-attr]
+    _TOPS[id(r)] = (r, out)
+    return out
+
+
+_STACKS: dict[tuple[int, ...], tuple[list[IsaRule], tuple]] = {}
+
+
+def _stack(rules: list[IsaRule], n: int) -> tuple:
+    """(rules, one row per distinct constant layout, each rule's row, the columns some rule has a
+    constant in) for :meth:`Tiler._consistent`; memoized per process on the rules (cached
+    objects themselves, so a pure function of them)."""
+    key = tuple(id(r) for r in rules) + (n,)
+    hit = _STACKS.get(key)
+    if hit is not None and all(x is y for x, y in zip(hit[0], rules, strict=True)):
+        return hit[1]
+    codes = np.stack([view_of(r.pattern).idx for r in rules]) if rules else np.zeros((0, n), np.int64)
+    ccols = np.flatnonzero((codes < 0).any(axis=0))     # the columns some α has a constant in
+    # only the constant bytes matter here, and many α share them (a tile load's zero padding
+    # depends on its rows and colsb, not its stride): one row per distinct layout
+    consts = np.where(codes[:, ccols] < 0, codes[:, ccols], 0)
+    ids: dict[bytes, int] = {}
+    reps: list[int] = []
+    which = np.zeros(len(rules), dtype=np.int64)
+    for i, row in enumerate(consts):
+        j = ids.setdefault(row.tobytes(), len(ids))
+        if j == len(reps):
+            reps.append(i)
+        which[i] = j
+    out = (rules, consts[reps], which, ccols)
+    _STACKS[key] = (list(rules), out)
+    return out
 
 
 _RULES: dict[tuple, IsaRule | None] = {}
