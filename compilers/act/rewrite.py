@@ -163,18 +163,20 @@ class _TermView(_View):
 
 
 class _Binding:
-    __slots__ = ("tv", "sym", "deferred", "ground")
+    __slots__ = ("tv", "sym", "deferred", "ground", "new")
 
     def __init__(self) -> None:
         self.tv: dict[str, int] = {}
         self.sym: dict[str, int] = {}
         self.deferred: list[tuple[Any, Any]] = []
         self.ground: list[tuple[Node, int]] = []
+        self.new = False        # the match stepped through a new e-node (semi-naive rounds)
 
     def copy(self) -> _Binding:
         b = _Binding()
         b.tv, b.sym = dict(self.tv), dict(self.sym)
         b.deferred, b.ground = list(self.deferred), list(self.ground)
+        b.new = self.new
         return b
 
 
@@ -282,8 +284,12 @@ _GROUND: dict[tuple, tuple[Node, Any]] = {}       # ground sub-patterns' literal
 
 
 class Matcher:
-    def __init__(self, inst: Inst, view: _View, lit_of) -> None:  # noqa: ANN001
-        self.inst, self.view, self.lit_of = inst, view, lit_of
+    """Matches an instantiation's left side at a class. ``fresh``: per class, per e-node (in the
+    view's order), whether it is new this round (:class:`.seminaive.Changes`); bindings then
+    record whether they stepped through one."""
+
+    def __init__(self, inst: Inst, view: _View, lit_of, fresh: list[list[bool]] | None = None) -> None:  # noqa: ANN001
+        self.inst, self.view, self.lit_of, self.fresh = inst, view, lit_of, fresh
 
     def match(self, node: Node, c: int, b: _Binding) -> Iterator[_Binding]:
         t = self.view.ctype(c)
@@ -311,10 +317,13 @@ class Matcher:
             return
         if node.out_dtype is not None and t.dtype.name != node.out_dtype and node.opcode != "compare":
             return
-        for info, kids in self.view.nodes(c):
+        fresh = self.fresh[c] if self.fresh is not None else None
+        for j, (info, kids) in enumerate(self.view.nodes(c)):
             if info.kind != "op" or info.name != node.opcode or len(kids) != len(node.args):
                 continue
             nb = b.copy()
+            if fresh is not None and fresh[j]:
+                nb.new = True
             if node.out_shape is not None and not _unify_shape(nb, node, node.out_shape, t.shape):
                 continue
             attrs = _attrs_of(info)
@@ -569,9 +578,12 @@ class IrRules:
             roots = by_op.get(op)
             if not roots:
                 continue
-            m = Matcher(inst, view, lits.get)
+            repeat = changed.repeats(id(inst))
+            m = Matcher(inst, view, lits.get, changed.fresh if repeat else None)
             for c in changed.near(id(inst), _footprint_depth(inst), pre.candidates(inst, roots)):
                 for b in m.match(inst.lhs, c, _Binding()):
+                    if repeat and not b.new:
+                        continue        # only old e-nodes: an earlier round's match, applied then
                     if not m.finish(b):
                         continue
                     if not self.gate.ok(inst):

@@ -63,6 +63,7 @@ class Changes:
                     first[c] = h
         self.n_handles, self.handle_class, self.count, self.lits = len(hc), hc, count, lits
         self.dist: list[int] | None = None
+        self.fresh: list[list[bool]] | None = None   # per class, per e-node: new this round
         if self.prev is None:
             return
         p = self.prev
@@ -84,20 +85,25 @@ class Changes:
         dist = [far] * n_cls
         parents: list[list[int]] = [[] for _ in range(n_cls)]
         todo = []
+        fresh_nodes: list[list[bool]] = []
         for c, nodes in enumerate(snap.classes):
             fresh = False
+            flags = []
             for en in nodes:
-                if infos[en.info].kind == "pii":
-                    continue
-                kids = en.children
-                if (en.info, kids) not in old_nodes or any(changed[k] for k in kids):
-                    fresh = True
-                else:
-                    for k in kids:
-                        parents[k].append(c)
+                new = False
+                if infos[en.info].kind != "pii":
+                    kids = en.children
+                    if (en.info, kids) not in old_nodes or any(changed[k] for k in kids):
+                        fresh = new = True
+                    else:
+                        for k in kids:
+                            parents[k].append(c)
+                flags.append(new)
+            fresh_nodes.append(flags)
             if fresh:
                 dist[c] = 0
                 todo.append(c)
+        self.fresh = fresh_nodes
         d = 0
         while todo:
             d += 1
@@ -109,6 +115,11 @@ class Changes:
                         nxt.append(c)
             todo = nxt
         self.dist = dist
+
+    def repeats(self, key: int) -> bool:
+        """Whether the previous round ran the left side ``key`` in full: then a match of it that
+        steps through no new e-node (``fresh``) repeats one of that round's or an earlier one."""
+        return self.dist is not None and key in self.prev.ran   # type: ignore[union-attr]
 
     def near(self, key: int, depth: int, classes: list[int]) -> list[int]:
         """The root classes to try this round for the left side ``key`` (an id in ``ran``) that

@@ -30,7 +30,7 @@ def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[
         phase1.insert(eg, r, {})
     rules = IrRules.for_target(acc)
     isa = phase1.IsaRules(acc, rules.normalize)
-    skipped = matched = isa_skipped = 0
+    skipped = matched = isa_skipped = old_skipped = 0
     for _ in range(rounds):
         snap = eg.snapshot()
         view = _SnapView(eg, snap)
@@ -42,9 +42,21 @@ def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[
         for inst in rules.insts.ordered(present, "forward"):
             roots = list(dict.fromkeys(by_op.get(inst.lhs.opcode, [])))
             kept = set(changed.near(id(inst), _footprint_depth(inst), roots))
-            m = Matcher(inst, view, lits.get)
+            repeat = changed.repeats(id(inst))
+            m = Matcher(inst, view, lits.get, changed.fresh if repeat else None)
             for c in roots:
                 if c in kept:
+                    if not repeat:
+                        continue
+                    # a tried root: only its matches through old e-nodes are skipped
+                    for b in m.match(inst.lhs, c, _Binding()):
+                        if b.new or not m.finish(b) or not rules.gate.ok(inst):
+                            continue
+                        old_skipped += 1
+                        n_before = eg.n_handles
+                        h = rules._build(eg, inst, b, rep, view)
+                        assert h is None or (h < n_before and snap.handle_class[h] == c), \
+                            f"{inst.name}: a match through old e-nodes only (class {c}) is not yet in its class"
                     continue
                 skipped += 1
                 for b in m.match(inst.lhs, c, _Binding()):
@@ -59,6 +71,7 @@ def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[
         snap = eg.snapshot()
         isa_skipped += _isa_check(eg, snap, isa.rules_for(set(snap.class_type)), isa)
         phase1.apply_isa_rules(eg, snap, isa.rules_for(set(snap.class_type)), owner=isa)
+    assert rounds < 3 or old_skipped > 0     # the binding-level skip is exercised
     return skipped, matched, isa_skipped, eg
 
 
