@@ -119,6 +119,12 @@ class _View:
     def ctype(self, c: int):  # noqa: ANN201
         raise NotImplementedError
 
+    def op_nodes(self, c: int, name: str, arity: int) -> Sequence[tuple[int, NodeInfo, tuple[int, ...]]]:
+        """(position in :meth:`nodes`, info, children) of the class's e-nodes of operator ``name``
+        with ``arity`` operands, in order."""
+        return [(j, info, kids) for j, (info, kids) in enumerate(self.nodes(c))
+                if info.kind == "op" and info.name == name and len(kids) == arity]
+
 
 class _SnapView(_View):
     def __init__(self, eg: EGraph, snap: Snapshot) -> None:
@@ -126,12 +132,23 @@ class _SnapView(_View):
         infos = eg.infos
         self._nodes = [[(infos[en.info], en.children) for en in cl] for cl in snap.classes]
         self._types = [infos[cl[0].info].type for cl in snap.classes]
+        self._by_op: list[dict[tuple[str, int], list] | None] = [None] * len(snap.classes)
 
     def nodes(self, c: int) -> Sequence[tuple[NodeInfo, tuple[int, ...]]]:
         return self._nodes[c]
 
     def ctype(self, c: int):  # noqa: ANN201
         return self._types[c]
+
+    def op_nodes(self, c: int, name: str, arity: int) -> Sequence[tuple[int, NodeInfo, tuple[int, ...]]]:
+        # per class, its operator e-nodes grouped by (name, arity), made on first use
+        by = self._by_op[c]
+        if by is None:
+            by = self._by_op[c] = {}
+            for j, (info, kids) in enumerate(self._nodes[c]):
+                if info.kind == "op":
+                    by.setdefault((info.name, len(kids)), []).append((j, info, kids))
+        return by.get((name, arity), ())
 
 
 class _TermView(_View):
@@ -291,22 +308,25 @@ class Matcher:
     def __init__(self, inst: Inst, view: _View, lit_of, fresh: list[list[bool]] | None = None) -> None:  # noqa: ANN001
         self.inst, self.view, self.lit_of, self.fresh = inst, view, lit_of, fresh
 
-    def match(self, node: Node, c: int, b: _Binding) -> Iterator[_Binding]:
+    def _tvar(self, node: TVar, c: int, b: _Binding) -> _Binding | None:
+        """The one binding a tensor variable at class ``c`` extends ``b`` to, or None."""
         t = self.view.ctype(c)
+        if t.dtype.name != (node.dtype or self.inst.dtype) or len(t.shape) != len(node.shape):
+            return None
+        prev = b.tv.get(node.name)
+        if prev is not None:
+            return b if prev == c else None
+        nb = b.copy()
+        nb.tv[node.name] = c
+        return nb if _unify_shape(nb, node, node.shape, t.shape) else None
+
+    def match(self, node: Node, c: int, b: _Binding) -> Iterator[_Binding]:
         if isinstance(node, TVar):
-            dt = node.dtype or self.inst.dtype
-            if t.dtype.name != dt or len(t.shape) != len(node.shape):
-                return
-            prev = b.tv.get(node.name)
-            if prev is not None:
-                if prev == c:
-                    yield b
-                return
-            nb = b.copy()
-            nb.tv[node.name] = c
-            if _unify_shape(nb, node, node.shape, t.shape):
+            nb = self._tvar(node, c, b)
+            if nb is not None:
                 yield nb
             return
+        t = self.view.ctype(c)
         assert isinstance(node, Op)
         if not _has_tvar(node):
             nb = b.copy()
@@ -318,9 +338,7 @@ class Matcher:
         if node.out_dtype is not None and t.dtype.name != node.out_dtype and node.opcode != "compare":
             return
         fresh = self.fresh[c] if self.fresh is not None else None
-        for j, (info, kids) in enumerate(self.view.nodes(c)):
-            if info.kind != "op" or info.name != node.opcode or len(kids) != len(node.args):
-                continue
+        for j, info, kids in self.view.op_nodes(c, node.opcode, len(node.args)):
             nb = b.copy()
             if fresh is not None and fresh[j]:
                 nb.new = True
@@ -355,7 +373,15 @@ class Matcher:
             yield from self._args(node.args, kids, 0, nb)
 
     def _args(self, pats: Sequence[Node], kids: Sequence[int], i: int, b: _Binding) -> Iterator[_Binding]:
-        if i == len(pats):
+        # tensor variables bind at most one way: taken in a loop, not a generator per argument
+        n = len(pats)
+        while i < n and isinstance(pats[i], TVar):
+            nb = self._tvar(pats[i], kids[i], b)  # type: ignore[arg-type]
+            if nb is None:
+                return
+            b = nb
+            i += 1
+        if i == n:
             yield b
             return
         for nb in self.match(pats[i], kids[i], b):
