@@ -205,18 +205,20 @@ class EGraph:
         if self._pending_unions:
             rows["u"] = [f"{a}\t{b}" for a, b in self._pending_unions]
         self._flushes += 1
-        paths = []
-        for rel, lines in rows.items():
-            # a new file per flush, removed after: truncating one in place costs ~0.3 ms on ext4
-            path = os.path.join(self._dir.name, f"{self._flushes}{rel}.tsv")
-            with open(path, "w", encoding="ascii") as f:
-                f.write("\n".join(lines) + "\n")
-            paths.append((rel, path))
+        paths: list[tuple[str, str]] = []
         try:
+            for rel, lines in rows.items():
+                # a new file per flush, removed after: truncating one in place costs ~0.3 ms on ext4
+                path = os.path.join(self._dir.name, f"{self._flushes}{rel}.tsv")
+                paths.append((rel, path))
+                with open(path, "w", encoding="ascii") as f:
+                    f.write("\n".join(lines) + "\n")
             self.eg.run_program(*(eb.Input(_SPAN, rel, path) for rel, path in paths), _RUN)
         finally:
+            # (after a failure the rows stay pending: giving them again adds and unites nothing twice)
             for _, path in paths:
-                os.unlink(path)
+                if os.path.exists(path):
+                    os.unlink(path)
         self.unions += len(self._pending_unions)
         self._pending_adds.clear()
         self._pending_unions.clear()

@@ -604,9 +604,13 @@ class IrRules:
             roots = by_op.get(op)
             if not roots:
                 continue
-            repeat = changed.repeats(id(inst))
+            cands = pre.candidates(inst, roots)
+            # a ground left side steps through no e-node (it reads its root's type and literal
+            # only): semi-naive bookkeeping says nothing about it, so every root is tried
+            semi = _has_tvar(inst.lhs)
+            repeat = semi and changed.repeats(id(inst))
             m = Matcher(inst, view, lits.get, changed.fresh if repeat else None)
-            for c in changed.near(id(inst), _footprint_depth(inst), pre.candidates(inst, roots)):
+            for c in changed.near(id(inst), _footprint_depth(inst), cands) if semi else cands:
                 for b in m.match(inst.lhs, c, _Binding()):
                     if repeat and not b.new:
                         continue        # only old e-nodes: an earlier round's match, applied then

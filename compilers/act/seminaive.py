@@ -18,6 +18,15 @@ from .egraph import EGraph, Snapshot
 __all__ = ["Changes"]
 
 
+class _Ran:
+    """What :meth:`Changes.near` and :meth:`Changes.repeats` keep of the previous round."""
+
+    __slots__ = ("ran",)
+
+    def __init__(self, ran: set[int]) -> None:
+        self.ran = ran
+
+
 class Changes:
     """Which classes of a round's snapshot can hold a match the previous rounds did not see.
 
@@ -67,6 +76,7 @@ class Changes:
         if self.prev is None:
             return
         p = self.prev
+        self.prev = None if p is None else _Ran(p.ran)   # only its ``ran`` is read later; the rest can go
         changed = [False] * n_cls
         for c in range(n_cls):
             h0 = first[c]

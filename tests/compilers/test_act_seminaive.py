@@ -154,3 +154,39 @@ def test_semi_naive_marks_e_nodes_over_merged_or_relabelled_classes_new() -> Non
     ch = Changes(eg, snap, _class_literals(eg, snap), eg.ir_round, insts)
     assert ch.dist[snap.handle_class[x]] == 0
     assert ch.dist[snap.handle_class[m]] == ch.FAR
+
+
+def test_a_ground_left_side_is_tried_at_every_root() -> None:
+    """A left side with no tensor variable (``iota(...) => literal``) steps through no e-node: it
+    reads its root's type and literal only, which the e-node bookkeeping does not describe. So a
+    semi-naive round still tries it at every root: here a new iota e-node joins a literal's class
+    in round 2, and its match reaches the proof gate (before the fix it was dropped as a repeat)."""
+    import numpy as np
+
+    from compilers.act.egraph import NodeInfo
+    from compilers.act.rewrite import _has_tvar
+    from compilers.act.terms import lit_info
+    from semantics.dtypes import DTYPES
+    from semantics.types import TensorType
+
+    rules = IrRules.for_target(load_target("gemmini"))
+    t = TensorType(DTYPES["s32"], (16,))
+    eg = EGraph()
+    lit = eg.add(lit_info(np.arange(16, dtype=np.int32), t))
+    eg.add(NodeInfo("input", "0", (), t))
+    eg.add(NodeInfo("op", "iota", (("iota_dimension", 0),), t))
+    rules.apply(eg, eg.snapshot())
+    io = eg.add(NodeInfo("op", "iota", (("iota_dimension", 1),), t))
+    eg.union(io, lit)
+    snap = eg.snapshot()
+    asked = []
+    real = rules.gate.ok
+
+    def spy(inst):  # noqa: ANN001, ANN202
+        asked.append(inst)
+        return real(inst)
+
+    rules.gate.ok = spy  # type: ignore[method-assign]
+    rules.apply(eg, snap)
+    assert eg.ir_round is not None and eg.ir_round.dist is not None     # a semi-naive round
+    assert any(not _has_tvar(i.lhs) and i.lhs.opcode == "iota" for i in asked)
