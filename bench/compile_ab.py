@@ -52,11 +52,13 @@ for line in sys.stdin:
 
 def worktree(rev: str) -> Path:
     """A detached worktree of ``rev`` under build/ab/ (made once per commit)."""
-    sha = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, check=True, capture_output=True,
-                         text=True).stdout.strip()
+    sha = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=ROOT, check=True,
+                         capture_output=True).stdout.decode().strip()
     path = ROOT / "build" / "ab" / sha[:12]
     if not (path / "compilers").is_dir():
         path.parent.mkdir(parents=True, exist_ok=True)
+        # a worktree whose folder was deleted (build/ cleaned) is still registered: forget it first
+        subprocess.run(["git", "worktree", "prune"], cwd=ROOT, check=True, capture_output=True)
         subprocess.run(["git", "worktree", "add", "--detach", str(path), sha], cwd=ROOT, check=True,
                        capture_output=True)
     return path
@@ -74,7 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         if not (PAPER / f"{k}.hlo").exists():
             print(f"compile_ab: no paper kernel {k!r} in {PAPER}", file=sys.stderr)
             return 2
-    base = worktree(a.base)
+    try:
+        base = worktree(a.base)
+    except subprocess.CalledProcessError as e:
+        why = (e.stderr or b"").decode(errors="replace").strip().splitlines()
+        print(f"compile_ab: no worktree of {a.base!r}: {why[-1] if why else e}", file=sys.stderr)
+        return 2
     env = dict(os.environ, ACCV_PROOF_CACHE=os.environ.get("ACCV_PROOF_CACHE", str(ROOT / "build" / "proofs")))
     procs = {side: subprocess.Popen([sys.executable, "-c", WORKER, str(d)], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, text=True, env=env)
