@@ -4,6 +4,7 @@ determinism and the phase-2 building blocks."""
 from __future__ import annotations
 
 import itertools
+import time
 from pathlib import Path
 
 import pytest
@@ -13,12 +14,19 @@ from hypothesis import strategies as st
 from accv.cli import main
 from compilers.act import Unsupported, compile_graph, phase1, phase2  # noqa: I001
 from compilers.act.check import check_program
+from compilers.act.rewrite import IrRules, ProofGate
 from compilers.program import Concrete, Program
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 PAPER = CORPUS / "paper"
+
+
+def _proven(acc):
+    """The target's rules with any proof missing from the cache run at first use: a fresh clone's
+    cache is empty, and the default gate (cached proofs only) would then refuse the rules."""
+    return IrRules.for_target(acc, ProofGate(prove_missing=True))
 
 
 def _qkv():
@@ -158,7 +166,7 @@ def test_orders_stop_early_only_where_fuse_fails_on_the_graph_alone(monkeypatch)
         return real(acc_, g, limit)
 
     monkeypatch.setattr(phase2, "orders", spy)
-    compile_graph(parse_file(PAPER / "composite_add_add_add.hlo"), acc)
+    compile_graph(parse_file(PAPER / "composite_add_add_add.hlo"), acc, rules=_proven(acc))
     monkeypatch.setattr(phase2, "orders", real)
     never = 0
     for g in graphs:
@@ -191,7 +199,7 @@ def test_interference_is_the_pairwise_definition_in_its_order(kernel, monkeypatc
         return real(acc_, g, order)
 
     monkeypatch.setattr(phase2, "interference", spy)
-    compile_graph(parse_file(PAPER / f"{kernel}.hlo"), acc)
+    compile_graph(parse_file(PAPER / f"{kernel}.hlo"), acc, rules=_proven(acc))
     assert seen
     for g, order in seen:
         live = phase2._live(g, order)
@@ -282,3 +290,37 @@ def test_csp4_one_dimensional_pair_has_the_disjoint_placements_only(data):
     cb = Collect()
     s.solve(m, cb)
     assert cb.got == want     # (placements: the literals of two variable starts may repeat one)
+
+
+def test_first_use_proofs_do_not_change_the_program(monkeypatch):
+    """Proving a rule at its first use (an empty proof cache: a fresh clone) is not compile time:
+    a compile whose proofs each take 100 s on the driver's clock ends in the same program, after
+    the same candidates, as one with every proof cached. Before, the 60 s safety stop counted
+    proof time, so a fresh clone compiled composite_add_add_add differently."""
+    from compilers.act import driver
+
+    acc = load_target("gemmini")
+    g = parse_file(PAPER / "composite_add_add_add.hlo")
+    cached = compile_graph(g, acc, rules=_proven(acc))
+
+    class Clock:
+        offset = 0.0
+
+        @staticmethod
+        def perf_counter() -> float:
+            return time.perf_counter() + Clock.offset
+
+    class SlowGate(ProofGate):
+        def ok(self, inst):  # noqa: ANN001, ANN202
+            key = (inst.rule.name, inst.dtype, inst.proof_rank)
+            if key not in self._memo:        # a first use: "prove" it, 100 s on the driver's clock
+                Clock.offset += 100.0
+                self.seconds += 100.0
+            return super().ok(inst)
+
+    monkeypatch.setattr(driver, "time", Clock)
+    slow = compile_graph(g, acc, rules=IrRules.for_target(acc, SlowGate(prove_missing=True)))
+    assert Clock.offset > 60.0 and slow.stats.times["proofs"] == Clock.offset
+    assert slow.stats.candidates == cached.stats.candidates > 1
+    assert slow.program == cached.program
+    assert slow.stats.total < 60.0 and slow.stats.best_at < 60.0
