@@ -605,12 +605,15 @@ class IrRules:
             if not roots:
                 continue
             cands = pre.candidates(inst, roots)
+            if not cands:
+                continue        # most instantiations, in most rounds: nothing to set up
             # a ground left side steps through no e-node (it reads its root's type and literal
-            # only): semi-naive bookkeeping says nothing about it, so every root is tried
+            # only): it is tried at the classes that changed
             semi = _has_tvar(inst.lhs)
             repeat = semi and changed.repeats(id(inst))
             m = Matcher(inst, view, lits.get, changed.fresh if repeat else None)
-            for c in changed.near(id(inst), _footprint_depth(inst), cands) if semi else cands:
+            for c in (changed.near(id(inst), _footprint_depth(inst), cands) if semi
+                      else changed.touched(id(inst), cands)):
                 for b in m.match(inst.lhs, c, _Binding()):
                     if repeat and not b.new:
                         continue        # only old e-nodes: an earlier round's match, applied then

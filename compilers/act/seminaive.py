@@ -72,6 +72,7 @@ class Changes:
                     first[c] = h
         self.n_handles, self.handle_class, self.count, self.lits = len(hc), hc, count, lits
         self.dist: list[int] | None = None
+        self.changed: list[bool] | None = None
         self.fresh: list[list[bool]] | None = None   # per class, per e-node: new this round
         if self.prev is None:
             return
@@ -85,6 +86,7 @@ class Changes:
                 continue
             pc = p.handle_class[h0]
             changed[c] = old[c] != p.count[pc] or lits.get(c) is not p.lits.get(pc)
+        self.changed = changed
         # the e-nodes (info, child classes) that an old handle names
         old_nodes = set()
         for h in range(n_old):
@@ -138,3 +140,16 @@ class Changes:
             return classes
         dist = self.dist
         return [c for c in classes if dist[c] <= depth]
+
+    def touched(self, key: int, classes: list[int]) -> list[int]:
+        """The root classes to try this round for a ground left side ``key`` (an id in ``ran``),
+        one that reads only its root class's type and literal (its roots are the classes holding
+        an e-node of its operator): the changed classes and those with a new e-node. Any other
+        class holds all of one old class's handles and no other old class's, the same literal,
+        and only e-nodes that class had, so the old class was a root with the same match, and
+        the right side was united with it then."""
+        if self.dist is None or key not in self.prev.ran:   # type: ignore[union-attr]
+            return classes
+        ch, dist = self.changed, self.dist
+        return [c for c in classes if ch[c] or not dist[c]]   # type: ignore[index]
+
