@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -315,6 +316,27 @@ class _Lin:
             return r
         raise ValueError(f"unsupported {e}")
 
+    def require(self, e: Expr) -> bool:
+        """Add ``e`` as a hard constraint: a comparison (or a conjunction of them) as linear
+        constraints, anything else through :meth:`bool`. False when it cannot hold (both sides
+        known and the comparison false). The same feasible set as ``add_bool_and([bool(e)])``
+        without a literal per comparison and its two reified halves, which CP-SAT's presolve
+        otherwise has to fold away (most of the solve time on the AMX kernels)."""
+        if isinstance(e, Compare):
+            a, b = self.int(e.lhs), self.int(e.rhs)
+            if isinstance(a, int) and isinstance(b, int):
+                return bool(Compare(e.op, Const(a), Const(b)).eval({}))
+            self.m.add({"<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
+                        ">=": lambda: a >= b, "==": lambda: a == b, "!=": lambda: a != b}[e.op]())
+            return True
+        if isinstance(e, BoolOp) and e.op == "and":
+            return all([self.require(x) for x in e.args])
+        lit = self.bool(e)
+        if lit is True or lit is False:
+            return lit
+        self.m.add_bool_and([lit])
+        return True
+
     def bool(self, e: Expr):  # noqa: ANN201
         """A literal (BoolVar) or a Python bool."""
         if isinstance(e, Compare):
@@ -433,24 +455,55 @@ def interference(acc: Accelerator, g: PiiGraph, order: list[int]) -> frozenset[t
     return frozenset(out)
 
 
-def _apart_1d(m: cp_model.CpModel, sa, la: int, sb, lb: int) -> bool:  # noqa: ANN001
-    """CSP4 for one pair in a one-dimensional buffer: [sa, sa + la) and [sb, sb + lb) disjoint.
+class _Apart1D:
+    """CSP4 for pairs in one-dimensional buffers: [sa, sa + la) and [sb, sb + lb) disjoint.
+
     Where a start is known the disjunction needs no literals: two known regions are apart
-    (nothing to add) or cannot be (False: the order is infeasible); one known region confines
-    the other start to the two intervals beside it. Otherwise two literals, one per side. (Most
-    pairs are an input's fixed slice against an HBM value: ~2 literals each, before.)"""
-    if isinstance(sa, int) and isinstance(sb, int):
-        return sa + la <= sb or sb + lb <= sa
-    if isinstance(sa, int) or isinstance(sb, int):
-        fx, fl, var, vl = (sa, la, sb, lb) if isinstance(sa, int) else (sb, lb, sa, la)
-        m.add_linear_expression_in_domain(var, cp_model.Domain.from_intervals(
-            [[-_FAR, fx - vl], [fx + fl, _FAR]]))     # var + vl <= fx  or  fx + fl <= var
+    (nothing to add) or cannot be (:meth:`add` is False: the order is infeasible); one known
+    region forbids the other start the integers in (fx - vl, fx + fl). The forbidden ranges of
+    one start expression are gathered and, at :meth:`close`, made one domain constraint (the
+    complement of their union): the same feasible set as a constraint per pair, which is most
+    of CSP4 (an input's fixed slice against every HBM value live with it) and most of what
+    CP-SAT's presolve read on the AMX kernels. Two unknown starts take two literals, one per
+    side."""
+
+    def __init__(self, m: cp_model.CpModel) -> None:
+        self.m = m
+        self.forbid: dict[int, tuple[Any, list[tuple[int, int]]]] = {}   # id(expr) -> (expr, ranges)
+
+    def add(self, sa, la: int, sb, lb: int) -> bool:  # noqa: ANN001
+        if isinstance(sa, int) and isinstance(sb, int):
+            return sa + la <= sb or sb + lb <= sa
+        if isinstance(sa, int) or isinstance(sb, int):
+            fx, fl, var, vl = (sa, la, sb, lb) if isinstance(sa, int) else (sb, lb, sa, la)
+            if fx - vl + 1 <= fx + fl - 1:      # var + vl <= fx  or  fx + fl <= var
+                self.forbid.setdefault(id(var), (var, []))[1].append((fx - vl + 1, fx + fl - 1))
+            return True
+        m = self.m
+        x, y = m.new_bool_var(""), m.new_bool_var("")
+        m.add(sa + la <= sb).only_enforce_if(x)
+        m.add(sb + lb <= sa).only_enforce_if(y)
+        m.add_bool_or([x, y])
         return True
-    x, y = m.new_bool_var(""), m.new_bool_var("")
-    m.add(sa + la <= sb).only_enforce_if(x)
-    m.add(sb + lb <= sa).only_enforce_if(y)
-    m.add_bool_or([x, y])
-    return True
+
+    def close(self) -> None:
+        for var, ranges in self.forbid.values():
+            self.m.add_linear_expression_in_domain(var, cp_model.Domain.from_intervals(_outside(ranges)))
+        self.forbid.clear()
+
+
+def _outside(ranges: list[tuple[int, int]]) -> list[list[int]]:
+    """The integers in [-_FAR, _FAR] outside every closed range ``(lo, hi)``, as sorted disjoint
+    closed intervals."""
+    out: list[list[int]] = []
+    at = -_FAR
+    for lo, hi in sorted(ranges):
+        if lo > at:
+            out.append([at, lo - 1])
+        at = max(at, hi + 1)
+    if at <= _FAR:
+        out.append([at, _FAR])
+    return out
 
 
 def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: int = 0,
@@ -465,8 +518,14 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
     hbm = acc.buffers[HBM].access[0]
     in_at = {p.index: p.addr for p in lay.inputs}
 
+    never: list[str] = []       # a known start out of its buffer: no allocation exists
+
     def bounds(buf: str, st: list, ln: list[int]) -> None:
         for s, n, size in zip(st, ln, acc.buffers[buf].access, strict=True):
+            if isinstance(s, int):
+                if not 0 <= s <= size - n:
+                    never.append(buf)
+                continue
             m.add(s >= 0)
             m.add(s + n <= size)
 
@@ -496,11 +555,8 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
         env: dict[str, object] = {**alpha, **bv}
         lin = _Lin(m, env)
         for c in ins.constraints:            # CSP1: e_θ(α, β)
-            b = lin.bool(c)
-            if b is False:
+            if not lin.require(c):
                 raise ValueError(f"{ins.name}{alpha}: constraint {c} cannot hold")
-            if b is not True:
-                m.add_bool_and([b])
         out_start = [lin.int(e) for e in ins.output.start]
         out_len = [int(lin.int(e)) for e in ins.output.length]
         bounds(ins.output.buffer, out_start, out_len)
@@ -558,9 +614,10 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
                     m.add(x != y)
     if inter is None:
         inter = interference(acc, g, order)     # CSP4
+    apart = _Apart1D(m)
     for a, b in inter:
         if len(start[a]) == 1:
-            if not _apart_1d(m, start[a][0], length[a][0], start[b][0], length[b][0]):
+            if not apart.add(start[a][0], length[a][0], start[b][0], length[b][0]):
                 return Allocation(order, {}, {}, inter, "INFEASIBLE")
             continue
         lits = []
@@ -570,11 +627,14 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
             m.add(sb + lb <= sa).only_enforce_if(y)
             lits += [x, y]
         m.add_bool_or(lits)
+    apart.close()
     # low addresses read best; deterministic time keeps runs reproducible. Large graphs (tiled
     # kernels: 100 vector registers to assign) take any feasible assignment: proving an optimum
     # of the address sum there costs tens of seconds and changes no instruction
     if sum(1 for n in g.nodes if n.kind == "pii") <= OPTIMIZE_MAX:
         m.minimize(sum(v for bv in beta_vars.values() for v in bv.values()) + sum(const_vars.values()))
+    if never:
+        return Allocation(order, {}, {}, inter, "INFEASIBLE")
     s = cp_model.CpSolver()
     s.parameters.num_workers = 1
     s.parameters.random_seed = seed

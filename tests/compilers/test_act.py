@@ -256,40 +256,59 @@ def test_constants_is_the_least_fixpoint(data):
 
 @settings(max_examples=120, deadline=None)
 @given(st.data())
-def test_csp4_one_dimensional_pair_has_the_disjoint_placements_only(data):
-    """phase2._apart_1d: with each start known or a variable over [0, 24), the model's solutions
-    are exactly the placements where [sa, sa + la) and [sb, sb + lb) are disjoint."""
+def test_csp4_one_dimensional_pairs_have_the_disjoint_placements_only(data):
+    """phase2._Apart1D: with each of three starts known or a variable over [0, 12), and some of
+    their pairs required apart, the model's solutions are exactly the placements where every
+    such pair of regions [s, s + len) is disjoint (a variable's ranges against several known
+    starts are merged into one domain at close())."""
     from ortools.sat.python import cp_model
 
-    la, lb = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6))
-    known = [data.draw(st.one_of(st.none(), st.integers(0, 23))) for _ in range(2)]
+    n = 3
+    lens = [data.draw(st.integers(1, 5)) for _ in range(n)]
+    known = [data.draw(st.one_of(st.none(), st.integers(0, 11))) for _ in range(n)]
+    pairs = data.draw(st.lists(st.sampled_from(list(itertools.combinations(range(n), 2))),
+                               min_size=1, max_size=3, unique=True))
     m = cp_model.CpModel()
-    xs = [m.new_int_var(0, 23, f"s{i}") for i in range(2)]
+    xs = [m.new_int_var(0, 11, f"s{i}") for i in range(n)]
     ss = [k if k is not None else x for k, x in zip(known, xs, strict=True)]
     for k, x in zip(known, xs, strict=True):
         if k is not None:
             m.add(x == k)
-    ok = phase2._apart_1d(m, ss[0], la, ss[1], lb)
+    apart = phase2._Apart1D(m)
+    ok = all([apart.add(ss[a], lens[a], ss[b], lens[b]) for a, b in pairs])
+    apart.close()
 
     class Collect(cp_model.CpSolverSolutionCallback):
         def __init__(self) -> None:
             super().__init__()
-            self.got: set[tuple[int, int]] = set()
+            self.got: set[tuple[int, ...]] = set()
 
         def on_solution_callback(self) -> None:
-            self.got.add((self.value(xs[0]), self.value(xs[1])))
+            self.got.add(tuple(self.value(x) for x in xs))
 
-    want = {(a, b) for a in range(24) for b in range(24)
-            if (known[0] is None or a == known[0]) and (known[1] is None or b == known[1])
-            and (a + la <= b or b + lb <= a)}
-    if not ok:
-        assert known[0] is not None and known[1] is not None and not want
+    want = {p for p in itertools.product(range(12), repeat=n)
+            if all(known[i] is None or p[i] == known[i] for i in range(n))
+            and all(p[a] + lens[a] <= p[b] or p[b] + lens[b] <= p[a] for a, b in pairs)}
+    if not ok:     # two known regions overlap
+        assert not want and any(known[a] is not None and known[b] is not None
+                                and not (known[a] + lens[a] <= known[b] or known[b] + lens[b] <= known[a])
+                                for a, b in pairs)
         return
     s = cp_model.CpSolver()
     s.parameters.enumerate_all_solutions = True
     cb = Collect()
     s.solve(m, cb)
     assert cb.got == want     # (placements: the literals of two variable starts may repeat one)
+
+
+@given(st.lists(st.tuples(st.integers(-20, 20), st.integers(-20, 20)), max_size=6))
+def test_outside_is_the_complement_of_the_ranges(ranges):
+    """phase2._outside: sorted disjoint intervals holding exactly the integers no range holds."""
+    ranges = [(min(a, b), max(a, b)) for a, b in ranges]
+    out = phase2._outside(ranges)
+    assert all(a <= b for a, b in out) and all(x[1] + 1 < y[0] for x, y in itertools.pairwise(out))
+    for v in range(-30, 31):
+        assert any(a <= v <= b for a, b in out) == (not any(lo <= v <= hi for lo, hi in ranges))
 
 
 def test_first_use_proofs_do_not_change_the_program(monkeypatch):
@@ -324,3 +343,61 @@ def test_first_use_proofs_do_not_change_the_program(monkeypatch):
     assert slow.stats.candidates == cached.stats.candidates > 1
     assert slow.program == cached.program
     assert slow.stats.total < 60.0 and slow.stats.best_at < 60.0
+
+
+def _exprs():
+    from compilers.expr import BinOp, BoolOp, Compare, Const, Not, Var
+
+    ints = st.recursive(st.one_of(st.sampled_from([Var("x"), Var("y")]), st.builds(Const, st.integers(-3, 9))),
+                        lambda e: st.builds(BinOp, st.sampled_from(["+", "-"]), e, e), max_leaves=3)
+    cmp = st.builds(Compare, st.sampled_from(["<", "<=", ">", ">=", "==", "!="]), ints, ints)
+    return st.recursive(cmp, lambda e: st.one_of(
+        st.builds(lambda a: BoolOp("and", tuple(a)), st.lists(e, min_size=1, max_size=3)),
+        st.builds(lambda a: BoolOp("or", tuple(a)), st.lists(e, min_size=1, max_size=3)),
+        st.builds(Not, e)), max_leaves=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_exprs())
+def test_csp1_require_is_the_constraint_it_states(e):
+    """phase2._Lin.require (CSP1 comparisons as linear constraints, conjunctions split) has
+    exactly the solutions of the expression, as the reified literal of _Lin.bool has: every
+    (x, y) in [0, 8)^2 where it evaluates true."""
+    from ortools.sat.python import cp_model
+
+    want = {(a, b) for a in range(8) for b in range(8) if e.eval({"x": a, "y": b})}
+    for how in ("require", "bool"):
+        m = cp_model.CpModel()
+        x, y = m.new_int_var(0, 7, "x"), m.new_int_var(0, 7, "y")
+        lin = phase2._Lin(m, {"x": x, "y": y})
+        if how == "require":
+            ok = lin.require(e)
+        else:
+            b = lin.bool(e)
+            ok = b is not False
+            if b is not True and b is not False:
+                m.add_bool_and([b])
+        if not ok:
+            assert not want
+            continue
+
+        s = cp_model.CpSolver()
+        s.parameters.enumerate_all_solutions = True
+        cb = _Collect([x, y])
+        s.solve(m, cb)
+        assert cb.got == want, how
+
+
+def _Collect(xs):  # noqa: ANN001, ANN202, N802
+    """A solution callback gathering the values of ``xs`` in every solution."""
+    from ortools.sat.python import cp_model
+
+    class Collect(cp_model.CpSolverSolutionCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.got: set[tuple[int, ...]] = set()
+
+        def on_solution_callback(self) -> None:
+            self.got.add(tuple(self.value(v) for v in xs))
+
+    return Collect()
