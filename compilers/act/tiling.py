@@ -506,6 +506,37 @@ class _Search:
     cut: bool = False                                # a result depended on the active set
 
 
+_TABLES: dict[tuple[int, frozenset[int]], tuple] = {}
+
+
+def _alpha_tables(acc: Accelerator, doms: set[int]) -> tuple[dict, dict, list[int], float]:
+    """Per instruction, its α candidates over ``doms`` grouped by (output buffer, output bytes),
+    computed from the slice specs alone (g_θ(α) is generated only when a demand may use it);
+    each instruction's top operator; the HBM output sizes, largest first; the cheapest store."""
+    gen = IsaRules(acc)
+    by_out: dict[tuple[str, int], list[tuple[Any, dict[str, int]]]] = {}
+    tops: dict[str, tuple] = {}
+    hbm_sizes: set[int] = set()
+    min_store = math.inf
+    for ins in acc.instructions.values():
+        for alpha in gen._candidates(ins, doms):
+            env = dict.fromkeys(ins.beta, 0) | alpha
+            try:
+                nb = _nbytes(acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1]))
+            except Exception:  # noqa: BLE001 - an α outside the buffer is not a candidate
+                continue
+            if ins.name not in tops:
+                r = _rule(acc, ins, alpha)
+                if r is None:
+                    continue
+                tops[ins.name] = _top(r)
+            by_out.setdefault((ins.output.buffer, nb), []).append((ins, alpha))
+            if ins.output.buffer == HBM:
+                hbm_sizes.add(nb)
+                min_store = min(min_store, float(ins.cost.cycles.eval(alpha)) + 1.0)
+    return by_out, tops, sorted(hbm_sizes, reverse=True), (min_store if min_store < math.inf else 1.0)
+
+
 class Tiler:
     """Demand-driven pii-graph search over slice^H / concat^H for one kernel and accelerator."""
 
@@ -518,33 +549,13 @@ class Tiler:
         self.m = Matcher(view_of, identity, self.forms)
         self.inputs = inputs
         doms = set(dims) | {d * k for d in dims for k in (2, 4)} | {d // k for d in dims for k in (2, 4) if d % k == 0}
-        gen = IsaRules(acc)
-        # per instruction: its α candidates grouped by (output buffer, output bytes), computed from
-        # the slice specs alone; g_θ(α) is generated only when a demand may use it
-        self.by_out: dict[tuple[str, int], list[tuple[Any, dict[str, int]]]] = {}
-        self.tops: dict[str, tuple] = {}
-        hbm_sizes: set[int] = set()
-        min_store = math.inf
-        for ins in acc.instructions.values():
-            for alpha in gen._candidates(ins, doms):
-                env = dict.fromkeys(ins.beta, 0) | alpha
-                try:
-                    nb = _nbytes(acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1]))
-                except Exception:  # noqa: BLE001 - an α outside the buffer is not a candidate
-                    continue
-                if ins.name not in self.tops:
-                    r = _rule(acc, ins, alpha)
-                    if r is None:
-                        continue
-                    self.tops[ins.name] = _top(r)
-                self.by_out.setdefault((ins.output.buffer, nb), []).append((ins, alpha))
-                if ins.output.buffer == HBM:
-                    hbm_sizes.add(nb)
-                    min_store = min(min_store, float(ins.cost.cycles.eval(alpha)) + 1.0)
-        self.piece_sizes = sorted(hbm_sizes, reverse=True)
-        self.min_store = min_store if min_store < math.inf else 1.0
-        self.stacks: dict[tuple, tuple] = {}
-        self.names_out: dict[tuple[str, int], list[str]] = {}
+        # a pure function of the description and the α domain: shared by the kernels (and the
+        # trials) of a process with the same dimensions, as the IR-to-ISA rules are per target
+        key = (id(acc), frozenset(doms))
+        hit = _TABLES.get(key)
+        if hit is None or hit[0] is not acc:
+            hit = _TABLES[key] = (acc, *_alpha_tables(acc, doms), {}, {})
+        _, self.by_out, self.tops, self.piece_sizes, self.min_store, self.stacks, self.names_out = hit
         self.s = _Search()
         self.demands = 0
         self.staging = 0

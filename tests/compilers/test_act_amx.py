@@ -273,3 +273,22 @@ def test_a_larger_k1_fits_the_demand_bound(amx_rules) -> None:  # noqa: ANN001
     assert names.count("tdpbusd") == 9            # 9 output tiles, K = 64 in one step (64-byte rows)
     chk = check_program(g, acc, res.program, 2, seed=3)
     assert chk.ok, chk.message
+
+
+def test_alpha_tables_are_shared_per_target_and_dimensions() -> None:
+    """tiling._alpha_tables is a pure function of the description and the α domain: the table a
+    Tiler reuses (same accelerator, same dimensions) equals one computed afresh, and other
+    dimensions get their own."""
+    from compilers.act import tiling
+
+    acc = load_target("amx")
+    a = tiling.Tiler(acc, {16, 64}, None, [])
+    b = tiling.Tiler(acc, {16, 64}, None, [])
+    c = tiling.Tiler(acc, {32}, None, [])
+    assert a.by_out is b.by_out and a.stacks is b.stacks and a.by_out is not c.by_out
+    dims = (16, 64)     # as Tiler widens them: times and divided by 2 and 4
+    doms = set(dims) | {d * k for d in dims for k in (2, 4)} | {d // k for d in dims for k in (2, 4)}
+    by_out, tops, sizes, store = tiling._alpha_tables(acc, doms)
+    assert {k: [(i.name, al) for i, al in v] for k, v in by_out.items()} == \
+        {k: [(i.name, al) for i, al in v] for k, v in a.by_out.items()}
+    assert (tops, sizes, store) == (a.tops, a.piece_sizes, a.min_store)
