@@ -75,6 +75,10 @@ class _Cursor:
     def skip(self) -> None:
         """Move past whitespace and comments."""
         t, n = self.text, self.n
+        if self.pos < n:            # most calls find a token already: nothing to skip
+            c = t[self.pos]
+            if c != "/" and not c.isspace():
+                return
         while self.pos < n:
             c = t[self.pos]
             if c.isspace():
