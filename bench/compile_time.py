@@ -184,7 +184,18 @@ def main() -> int:
             ts = [r["total_ms"] for r in ok]
             line += f", compile time median {statistics.median(ts):.1f} ms, mean {statistics.mean(ts):.1f} ms, max {max(ts):.1f} ms"
             line += f", {sum(1 for r in ok if r.get('checked'))} checked on the simulator"
+        no = [r for r in rs if r["outcome"] != "compiled"]
+        if no:
+            ts = [r["seconds"] for r in no if "seconds" in r]
+            line += f"; {len(no)} not compiled"
+            if ts:
+                line += f" (answer median {statistics.median(ts):.2f} s, max {max(ts):.2f} s)"
         print(line)
+        reasons: dict[str, list[str]] = {}
+        for r in no:
+            reasons.setdefault(r.get("reason", r["outcome"]), []).append(r["kernel"])
+        for why, ks in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
+            print(f"  {len(ks)} x {why}: {', '.join(ks)}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"generation_s": gen, "calibration_ms": calib, "trials": args.trials, "kernels": recs},
