@@ -245,6 +245,9 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
     print(f"{args.file}: {len(prog.instructions)} instructions for {acc.name}, {what} {res.cost:g} cycles, "
           f"{hbm_bytes} HBM bytes moved, {len(prog.constants)} constant(s); compiled in {st.total * 1e3:.1f} ms "
           f"({st.candidates} candidate(s))")
+    if st.times["gen"] >= 0.001:
+        print(f"  of which {st.times['gen'] * 1e3:.1f} ms generated this process's rule instantiations and "
+              "IR-to-ISA patterns for the kernel's types (first use; later compiles reuse them)")
     print(f"  -> {out}" + "".join(f", {e}" for e in extra))
     if getattr(args, "stats", False):
         print(f"  e-graph: {st.enodes} e-nodes, {st.eclasses} e-classes after {st.iterations} iteration(s); "

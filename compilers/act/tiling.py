@@ -38,6 +38,7 @@ description's domains restricted to the kernel's dimensions and their multiples 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -929,6 +930,7 @@ def _rule(acc: Accelerator, ins: Any, alpha: dict[str, int]) -> IsaRule | None:
     """g_θ(α) lowered (constants folded, no-ops removed), cached per process."""
     key = (acc.name, id(acc), ins.name, tuple(alpha.items()))
     if key not in _RULES:
+        t0 = time.perf_counter()
         r: IsaRule | None = None
         try:
             env = dict.fromkeys(ins.beta, 0) | alpha
@@ -938,7 +940,13 @@ def _rule(acc: Accelerator, ins: Any, alpha: dict[str, int]) -> IsaRule | None:
         except Exception:  # noqa: BLE001 - an α the semantics rejects is not a candidate
             r = None
         _RULES[key] = r
+        GEN_SECONDS[0] += time.perf_counter() - t0
     return _RULES[key]
+
+
+#: seconds this process spent generating g_θ(α) patterns in :func:`_rule` (first uses; the
+#: driver reports them as backend generation, not as M3)
+GEN_SECONDS = [0.0]
 
 
 def _u8():  # noqa: ANN202
