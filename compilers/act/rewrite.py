@@ -465,7 +465,13 @@ class ProofGate:
     """Per-instantiation proof gate: :meth:`ok` is True when the instantiation's proof is cached as
     passed (proving it first when ``prove_missing``); answers are memoized per process."""
 
-    def __init__(self, prove_missing: bool = False, timeout_s: float = 60.0, bound: int = 3,
+    #: z3's limit per solver call when a missing proof is run at first use. Some Gemmini rules
+    #: take 40-65 s of proof on a 2-core machine; a timeout ("unknown") is not cached, but it
+    #: refuses the rule for the whole run, so a loaded machine could compile a different program.
+    #: A generous limit costs nothing where the proof succeeds.
+    TIMEOUT_S = 300.0
+
+    def __init__(self, prove_missing: bool = False, timeout_s: float = TIMEOUT_S, bound: int = 3,
                  log: Callable[[str], None] | None = None, enabled: bool = True) -> None:
         self.prove_missing = prove_missing
         self.timeout_s = timeout_s
