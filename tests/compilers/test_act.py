@@ -278,14 +278,6 @@ def test_csp4_one_dimensional_pairs_have_the_disjoint_placements_only(data):
     ok = all([apart.add(ss[a], lens[a], ss[b], lens[b]) for a, b in pairs])
     apart.close()
 
-    class Collect(cp_model.CpSolverSolutionCallback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.got: set[tuple[int, ...]] = set()
-
-        def on_solution_callback(self) -> None:
-            self.got.add(tuple(self.value(x) for x in xs))
-
     want = {p for p in itertools.product(range(12), repeat=n)
             if all(known[i] is None or p[i] == known[i] for i in range(n))
             and all(p[a] + lens[a] <= p[b] or p[b] + lens[b] <= p[a] for a, b in pairs)}
@@ -296,7 +288,7 @@ def test_csp4_one_dimensional_pairs_have_the_disjoint_placements_only(data):
         return
     s = cp_model.CpSolver()
     s.parameters.enumerate_all_solutions = True
-    cb = Collect()
+    cb = _Collect(xs)
     s.solve(m, cb)
     assert cb.got == want     # (placements: the literals of two variable starts may repeat one)
 
@@ -311,6 +303,22 @@ def test_outside_is_the_complement_of_the_ranges(ranges):
         assert any(a <= v <= b for a, b in out) == (not any(lo <= v <= hi for lo, hi in ranges))
 
 
+class Clock:
+    """The driver's clock, ``offset`` seconds ahead of the real one (``monkeypatch`` it in as the
+    driver's ``time``; reset by the fixture below)."""
+
+    offset = 0.0
+
+    @staticmethod
+    def perf_counter() -> float:
+        return time.perf_counter() + Clock.offset
+
+
+@pytest.fixture(autouse=True)
+def _reset_clock():  # noqa: ANN202
+    Clock.offset = 0.0
+
+
 def test_first_use_proofs_do_not_change_the_program(monkeypatch):
     """Proving a rule at its first use (an empty proof cache: a fresh clone) is not compile time:
     a compile whose proofs each take 100 s on the driver's clock ends in the same program, after
@@ -321,13 +329,6 @@ def test_first_use_proofs_do_not_change_the_program(monkeypatch):
     acc = load_target("gemmini")
     g = parse_file(PAPER / "composite_add_add_add.hlo")
     cached = compile_graph(g, acc, rules=_proven(acc))
-
-    class Clock:
-        offset = 0.0
-
-        @staticmethod
-        def perf_counter() -> float:
-            return time.perf_counter() + Clock.offset
 
     class SlowGate(ProofGate):
         def ok(self, inst):  # noqa: ANN001, ANN202
@@ -412,13 +413,6 @@ def test_first_use_generation_is_reported_apart_and_changes_nothing(monkeypatch)
     acc = load_target("gemmini")
     g = parse_file(PAPER / "composite_add_add_add.hlo")
     plain = compile_graph(g, acc, rules=_proven(acc))
-
-    class Clock:
-        offset = 0.0
-
-        @staticmethod
-        def perf_counter() -> float:
-            return time.perf_counter() + Clock.offset
 
     real = phase1.IsaRules.rules_for
 
