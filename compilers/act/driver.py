@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from semantics.errors import AccvError
 from semantics.ir import Graph
@@ -32,7 +33,7 @@ from ..isa import Accelerator
 from ..program import Program
 from . import phase1, phase2
 from .egraph import EGraph, NodeInfo
-from .rewrite import IrRules
+from .rewrite import IrRules, ProofGate
 
 __all__ = ["Unsupported", "CompileError", "Stats", "Compiled", "act_enum", "compile_graph", "default_cost"]
 
@@ -144,15 +145,13 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
         if not saturated:
             snap = eg.snapshot()
             n_before = snap.n_nodes
-            g0, p0 = time.perf_counter(), rules.gate.seconds
-            rules.insts.ordered({(dt, len(shape)) for dt, shape in snap.class_type}, "forward")
-            gen_s += time.perf_counter() - g0 - (rules.gate.seconds - p0)   # (memoized after first use)
+            _, gen_s = _generating(rules.gate, rules.insts.ordered,
+                                   {(dt, len(shape)) for dt, shape in snap.class_type}, "forward")
             rules.apply(eg, snap)
             snap = eg.snapshot()
             types = set(snap.class_type)
-            g0, p0 = time.perf_counter(), rules.gate.seconds
-            isa_rules = isa.rules_for(types)
-            gen_s += time.perf_counter() - g0 - (rules.gate.seconds - p0)
+            isa_rules, gen2_s = _generating(rules.gate, isa.rules_for, types)
+            gen_s += gen2_s
             stats.isa_rules = max(stats.isa_rules, len(isa_rules))
             phase1.apply_isa_rules(eg, snap, isa_rules, owner=isa)
             snap = eg.snapshot()
@@ -210,6 +209,14 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
                 return
             last_reason = stats.last_failure or last_reason
         raise Unsupported(last_reason or "no pii graph found")
+
+
+def _generating(gate: ProofGate, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """``fn(*args)``, a call that generates rule instantiations or patterns at their first use
+    (memoized after), and its time without the proofs the gate ran meanwhile."""
+    t0, p0 = time.perf_counter(), gate.seconds
+    out = fn(*args)
+    return out, time.perf_counter() - t0 - (gate.seconds - p0)
 
 
 def tiling_forms(eg: EGraph, memo: dict) -> object:
