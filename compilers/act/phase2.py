@@ -464,8 +464,8 @@ class _Apart1D:
     one start expression are gathered and, at :meth:`close`, made one domain constraint (the
     complement of their union): the same feasible set as a constraint per pair, which is most
     of CSP4 (an input's fixed slice against every HBM value live with it) and most of what
-    CP-SAT's presolve read on the AMX kernels. Two unknown starts take two literals, one per
-    side."""
+    CP-SAT's presolve read on the AMX kernels. Two unknown starts of one slot each (registers)
+    must differ; other unknown pairs take two literals, one per side."""
 
     def __init__(self, m: cp_model.CpModel) -> None:
         self.m = m
@@ -480,6 +480,9 @@ class _Apart1D:
                 self.forbid.setdefault(id(var), (var, []))[1].append((fx - vl + 1, fx + fl - 1))
             return True
         m = self.m
+        if la == 1 and lb == 1:                 # one slot each (a register): different slots
+            m.add(sa != sb)
+            return True
         x, y = m.new_bool_var(""), m.new_bool_var("")
         m.add(sa + la <= sb).only_enforce_if(x)
         m.add(sb + lb <= sa).only_enforce_if(y)
@@ -504,6 +507,32 @@ def _outside(ranges: list[tuple[int, int]]) -> list[list[int]]:
     if at <= _FAR:
         out.append([at, _FAR])
     return out
+
+
+def _apart(m: cp_model.CpModel, apart: _Apart1D, sa: list, la: list[int], sb: list, lb: list[int]) -> bool:
+    """CSP4 for one pair of regions (start and length per dimension): disjoint in some
+    dimension. A dimension where both starts are known is decided here: apart there, the pair
+    is (nothing to add); overlapping, that side of the disjunction cannot hold and is left out.
+    One dimension left is a one-dimensional pair (:class:`_Apart1D`; an AMX tile: two tiles of
+    one register each must differ); none left, the pair cannot be apart (False: the order is
+    infeasible). Otherwise a literal per side per dimension, at least one true."""
+    dims = []
+    for x, lx, y, ly in zip(sa, la, sb, lb, strict=True):
+        if isinstance(x, int) and isinstance(y, int):
+            if x + lx <= y or y + ly <= x:
+                return True
+            continue
+        dims.append((x, lx, y, ly))
+    if len(dims) <= 1:
+        return bool(dims) and apart.add(*dims[0])
+    lits = []
+    for x, lx, y, ly in dims:
+        p, q = m.new_bool_var(""), m.new_bool_var("")
+        m.add(x + lx <= y).only_enforce_if(p)
+        m.add(y + ly <= x).only_enforce_if(q)
+        lits += [p, q]
+    m.add_bool_or(lits)
+    return True
 
 
 def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: int = 0,
@@ -616,17 +645,8 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
         inter = interference(acc, g, order)     # CSP4
     apart = _Apart1D(m)
     for a, b in inter:
-        if len(start[a]) == 1:
-            if not apart.add(start[a][0], length[a][0], start[b][0], length[b][0]):
-                return Allocation(order, {}, {}, inter, "INFEASIBLE")
-            continue
-        lits = []
-        for sa, la, sb, lb in zip(start[a], length[a], start[b], length[b], strict=True):
-            x, y = m.new_bool_var(""), m.new_bool_var("")
-            m.add(sa + la <= sb).only_enforce_if(x)
-            m.add(sb + lb <= sa).only_enforce_if(y)
-            lits += [x, y]
-        m.add_bool_or(lits)
+        if not _apart(m, apart, start[a], length[a], start[b], length[b]):
+            return Allocation(order, {}, {}, inter, "INFEASIBLE")
     apart.close()
     # low addresses read best; deterministic time keeps runs reproducible. Large graphs (tiled
     # kernels: 100 vector registers to assign) take any feasible assignment: proving an optimum

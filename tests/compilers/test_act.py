@@ -293,6 +293,41 @@ def test_csp4_one_dimensional_pairs_have_the_disjoint_placements_only(data):
     assert cb.got == want     # (placements: the literals of two variable starts may repeat one)
 
 
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_csp4_pairs_in_two_dimensions_have_the_disjoint_placements_only(data):
+    """phase2._apart: two regions of a 2-D buffer (AMX tiles: register x row), each coordinate
+    of each start known or a variable over [0, 6), lengths 1-3: the model's solutions are
+    exactly the placements where the regions are disjoint in some dimension; False exactly
+    when known coordinates leave no such placement."""
+    from ortools.sat.python import cp_model
+
+    lens = [[data.draw(st.integers(1, 3)) for _ in range(2)] for _ in range(2)]
+    known = [[data.draw(st.one_of(st.none(), st.integers(0, 5))) for _ in range(2)] for _ in range(2)]
+    m = cp_model.CpModel()
+    xs = [[m.new_int_var(0, 5, f"s{r}{d}") for d in range(2)] for r in range(2)]
+    ss = [[k if k is not None else x for k, x in zip(kr, xr, strict=True)] for kr, xr in zip(known, xs, strict=True)]
+    for kr, xr in zip(known, xs, strict=True):
+        for k, x in zip(kr, xr, strict=True):
+            if k is not None:
+                m.add(x == k)
+    apart = phase2._Apart1D(m)
+    ok = phase2._apart(m, apart, ss[0], lens[0], ss[1], lens[1])
+    apart.close()
+    flat = [x for xr in xs for x in xr]
+    want = {p for p in itertools.product(range(6), repeat=4)
+            if all(known[r][d] is None or p[2 * r + d] == known[r][d] for r in range(2) for d in range(2))
+            and any(p[d] + lens[0][d] <= p[2 + d] or p[2 + d] + lens[1][d] <= p[d] for d in range(2))}
+    if not ok:
+        assert not want
+        return
+    s = cp_model.CpSolver()
+    s.parameters.enumerate_all_solutions = True
+    cb = _Collect(flat)
+    s.solve(m, cb)
+    assert cb.got == want
+
+
 @given(st.lists(st.tuples(st.integers(-20, 20), st.integers(-20, 20)), max_size=6))
 def test_outside_is_the_complement_of_the_ranges(ranges):
     """phase2._outside: sorted disjoint intervals holding exactly the integers no range holds."""
