@@ -255,7 +255,7 @@ def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules
             dims.update(int(d) for d in tt.shape)
             dims.add(tt.dtype.nbytes)
     tl = tiling.Tiler(acc, dims, identity, kernel.inputs, forms)  # type: ignore[arg-type]
-    return tl.build([tiling.view_of(r) for r in kernel.roots])
+    return tl.build([tl.forms.view_of(r) for r in kernel.roots])
 
 
 def _schedule(acc: Accelerator, pg: phase1.PiiGraph, lay: phase2.Layout,

@@ -218,12 +218,15 @@ def _unify(b: _Binding, pv: Any, cv: Any) -> bool:
 
 _PLANS: dict[int, tuple[Any, tuple[tuple[str, Any, Any], ...]]] = {}
 _ATTRS: dict[int, tuple[NodeInfo, dict[str, Any]]] = {}
+_ATTRS_MAX = 1 << 14   # compiles add new infos: emptied when full (no growth over a fuzz campaign)
 
 
 def _attrs_of(info: NodeInfo) -> dict[str, Any]:
     """An e-node's attributes as a dict, made once per info (infos live with their e-graph)."""
     hit = _ATTRS.get(id(info))
     if hit is None or hit[0] is not info:
+        if len(_ATTRS) >= _ATTRS_MAX:
+            _ATTRS.clear()
         hit = _ATTRS[id(info)] = (info, dict(info.attrs))
     return hit[1]
 

@@ -69,11 +69,15 @@ _count_nonzero = np.count_nonzero
 
 
 _NB: dict[int, tuple[TensorType, int]] = {}
+_NB_MAX = 1 << 14     # each compile makes new type objects: emptied when full (a fuzz campaign's
+                      # process would otherwise keep every kernel's types alive)
 
 
 def _nbytes(t: TensorType) -> int:
     hit = _NB.get(id(t))        # memoized per type object (types live with their terms)
     if hit is None or hit[0] is not t:
+        if len(_NB) >= _NB_MAX:
+            _NB.clear()
         hit = _NB[id(t)] = (t, int(t.size) * t.dtype.nbytes)
     return hit[1]
 
@@ -128,7 +132,10 @@ _ELEMENTWISE = {n for n, d in REGISTRY.items() if d.category == "elementwise"} |
 
 
 class _Views:
-    """view_of with a memo (terms are DAGs; the memo keeps its terms alive)."""
+    """view_of with a memo (terms are DAGs; the memo keeps its terms alive). The module's
+    :data:`view_of` serves the instruction patterns, which live for the process; a kernel's
+    terms get one per compile (:attr:`Forms.view_of`), so that a long campaign does not keep
+    every kernel's views (~1 MB per AMX compile) alive."""
 
     def __init__(self) -> None:
         self.memo: dict[int, tuple[Term, View]] = {}
@@ -242,6 +249,7 @@ class Forms:
     def __init__(self, egraph: Any = None, snap: Any = None, memo: dict[int, tuple[Term, int]] | None = None) -> None:
         self.cls: dict[Term, int] = {}
         self.alts: dict[int, list[Term]] = {}
+        self.view_of = _Views()             # the views of this kernel's terms
         self.snap = snap
         self.rep: dict[int, Term] = {}
         if snap is None or memo is None:
@@ -291,7 +299,7 @@ class Forms:
         out = []
         d = dem.idx
         for a in self.of(base):
-            av = view_of(a)
+            av = self.view_of(a)
             if av.base is None:
                 continue
             out.append(View(av.base, np.where(d >= 0, av.idx[np.maximum(d, 0)], d)))
@@ -301,12 +309,14 @@ class Forms:
 class Matcher:
     """Matches instruction patterns against demanded views. ``identity(name, dtype)`` says
     whether the library rule ``name`` is proven for ``dtype`` (the gate for the two identities);
-    ``forms`` gives the other forms of a kernel value (M2's proven rewrites)."""
+    ``forms`` gives the other forms of a kernel value (M2's proven rewrites). ``views`` gives
+    the patterns' views, ``forms.view_of`` the kernel terms'."""
 
     def __init__(self, views: _Views, identity: Any, forms: Forms | None = None) -> None:
         self.view_of = views
         self.identity = identity
         self.forms = forms or Forms()
+        self.kernel_view = self.forms.view_of
 
     def match(self, pat: Term, dem: View, bind: Bind) -> Iterator[Bind]:
         pv = self.view_of(pat)
@@ -367,7 +377,7 @@ class Matcher:
 
     def _gather(self, child: Term, e: np.ndarray) -> View:
         """The demand on ``child`` (shaped like its parent's elements) for parent elements ``e``."""
-        cv = self.view_of(child)
+        cv = self.kernel_view(child)
         nb = child.type.dtype.nbytes
         m = cv.idx.reshape(-1, nb)
         out = np.where((e >= 0)[:, None], m[np.maximum(e, 0)], DC)

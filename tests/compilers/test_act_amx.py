@@ -292,3 +292,22 @@ def test_alpha_tables_are_shared_per_target_and_dimensions() -> None:
     assert {k: [(i.name, al) for i, al in v] for k, v in by_out.items()} == \
         {k: [(i.name, al) for i, al in v] for k, v in a.by_out.items()}
     assert (tops, sizes, store) == (a.tops, a.piece_sizes, a.min_store)
+
+
+def test_repeated_compiles_keep_no_kernel_views(amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """A campaign compiles thousands of kernels in one process: the kernel's byte views (about
+    1 MB per AMX compile) live with the compile (Forms.view_of), only the patterns' views in the
+    module's memo, and the id-keyed per-object memos are bounded."""
+    from compilers.act import rewrite, tiling
+
+    acc, rules = amx_rules
+    g = parse_file(PAPER / "amx_k4.hlo")
+    compile_graph(g, acc, rules=rules)
+    n = len(tiling.view_of.memo)
+    compile_graph(g, acc, rules=rules)
+    assert len(tiling.view_of.memo) == n
+    monkeypatch.setattr(rewrite, "_ATTRS_MAX", 8)
+    monkeypatch.setattr(tiling, "_NB_MAX", 8)
+    compile_graph(g, acc, rules=rules)
+    assert len(tiling.view_of.memo) == n
+    assert len(rewrite._ATTRS) <= 8 and len(tiling._NB) <= 8
