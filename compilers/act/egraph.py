@@ -142,6 +142,7 @@ class EGraph:
         self.pattern_ids: dict[int, tuple[Any, list[int]]] = {}   # ISA rule -> its pattern's info ids found
         self.unions = 0
         self._snap: Snapshot | None = None   # the last snapshot, valid until the next flush
+        self._reflected = (0, 0)             # the pending (adds, unions) that ``_snap`` holds already
         # right sides rules built, by (instantiation, binding, leaf handles) -> (instantiation,
         # handle): a match found again in a later round builds nothing new
         self.built: dict[tuple, tuple[Any, int]] = {}
@@ -223,6 +224,7 @@ class EGraph:
         self._pending_adds.clear()
         self._pending_unions.clear()
         self._snap = None
+        self._reflected = (0, 0)
 
     def snapshot(self) -> Snapshot:
         """The e-graph read back into dense class ids. egglog's frozen e-graph gives the
@@ -231,9 +233,9 @@ class EGraph:
         exactly these, congruent duplicates collapsing into one). Class ids are dense, in the
         order of the first handle naming each class (our own sequence, stable from run to run:
         rule application visits classes in id order)."""
+        if self._snap is not None and self.is_current(self._snap):
+            return self._snap       # nothing pending, or only what :meth:`extend` put in it
         self.flush()
-        if self._snap is not None:
-            return self._snap
         fz = self.eg.freeze()
         to_i = self.eg.value_to_i64
         h_fn = fz.functions.get("h")
@@ -264,6 +266,52 @@ class EGraph:
         class_type = [self.infos[cl[0].info].tkey for cl in classes]
         self._snap = Snapshot(classes, handle_class, class_type, by_info)
         return self._snap
+
+    def is_current(self, snap: Snapshot) -> bool:
+        """Whether ``snap`` is the e-graph as it is: nothing added or united since it was taken."""
+        return snap is self._snap and self._reflected == (len(self._pending_adds), len(self._pending_unions))
+
+    #: tests set this: every :meth:`extend` is compared with a full flush and snapshot
+    CHECK_EXTEND = False
+
+    def extend(self, snap: Snapshot, added: list[tuple[int, int]]) -> Snapshot:
+        """``snap`` after adding e-nodes that congruence cannot touch: each of ``added`` is a
+        handle made after ``snap`` (in order) united with class ``c`` of ``snap``, and no e-node
+        of ``snap`` or of ``added`` has the same (info, child classes) as another in a different
+        class (the IR-to-ISA rules' pii e-nodes, :func:`.phase1.apply_isa_rules`). Then no class
+        merges: the snapshot is ``snap`` with the e-nodes put in their classes, exactly the one
+        a flush and :meth:`snapshot` would read back from egglog, without either. The e-nodes
+        and unions stay pending and go to egglog with the next flush."""
+        n0 = len(snap.handle_class)
+        if ([h for h, _ in added] != list(range(n0, n0 + len(added)))
+                or n0 + len(added) != len(self._handle_sig)):
+            raise ValueError("extend: the added handles are not the ones made after the snapshot")
+        handle_class = snap.handle_class + [c for _, c in added]
+        classes = list(snap.classes)
+        touched: dict[int, set[tuple[int, tuple[int, ...]]]] = {}
+        for h, c in added:
+            iid, kids = self._handle_sig[h]
+            m = touched.get(c)
+            if m is None:
+                m = touched[c] = {(en.info, en.children) for en in classes[c]}
+            m.add((iid, tuple([handle_class[k] for k in kids])))
+        for c, m in touched.items():
+            classes[c] = [ENode(i, k) for i, k in sorted(m)]
+        by_info: dict[int, list[tuple[int, ENode]]] = {}
+        for c, cl in enumerate(classes):
+            for en in cl:
+                by_info.setdefault(en.info, []).append((c, en))
+        out = Snapshot(classes, handle_class, snap.class_type, by_info)
+        if self.CHECK_EXTEND:
+            self.flush()
+            full = self.snapshot()
+            if (full.classes, full.handle_class, full.class_type, full.by_info) != \
+                    (out.classes, out.handle_class, out.class_type, out.by_info):
+                raise SnapshotError("extend: the snapshot differs from egglog's")
+            return full
+        self._snap = out
+        self._reflected = (len(self._pending_adds), len(self._pending_unions))
+        return out
 
     def rep_handles(self, snap: Snapshot) -> dict[int, int]:
         """One handle per e-class (to build new e-nodes over existing classes)."""

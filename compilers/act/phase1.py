@@ -394,7 +394,8 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule], ow
         by_type.setdefault(t, []).append(c)
     infos = egraph.infos
     existing = {(en.info, en.children) for cl in snap.classes for en in cl if infos[en.info].kind == "pii"}
-    added = 0
+    new: list[tuple[int, int]] = []      # (handle, class) of the piis added
+    current = egraph.is_current(snap)     # nothing added or united since ``snap``
     ids = egraph.info_ids
     pat_ids = egraph.pattern_ids
     class_type, by_info = snap.class_type, snap.by_info
@@ -454,9 +455,13 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule], ow
                 existing.add((info_id, real))
                 h = egraph.add(infos[info_id], tuple(rep[c] for c in real))
                 egraph.union(h, rep[cls])
-                added += 1
+                new.append((h, cls))
     egraph.isa_round = changed if owner is not None else None
-    return added
+    if new and current:
+        # every pii e-node is new, its (info, child classes) in no class (``existing``), and
+        # united with one class: no class merges, the next snapshot is this one extended
+        egraph.extend(snap, new)
+    return len(new)
 
 
 # --- Module 3: constants and extraction ------------------------------------------------------

@@ -248,3 +248,29 @@ def test_a_ground_left_side_skipped_at_an_unchanged_class_has_its_union_already(
                 matched += 1
                 assert snap.handle_class[rules._build(eg, inst, b, rep, view)] == c
     assert matched >= 1
+
+
+@pytest.mark.parametrize("kernel,target", [("gemmini_gemm", "gemmini"), ("composite_mm_plus_mm", "gemmini"),
+                                           ("composite_add_mm_add", "gemmini"), ("qkv_attention", "qkv")])
+def test_snapshot_extended_by_piis_is_egglogs(kernel: str, target: str, monkeypatch) -> None:  # noqa: ANN001
+    """After the IR-to-ISA rules, the driver's next snapshot is the previous one with the pii
+    e-nodes put in their classes (EGraph.extend), not egglog's read back: with CHECK_EXTEND
+    each one is compared with a flush and a full snapshot (a mismatch raises), and the
+    compile's program is the one it has without the check."""
+    from compilers.act import compile_graph
+
+    acc = load_target(target)
+    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
+    g = parse_file(PAPER / f"{kernel}.hlo")
+    plain = compile_graph(g, acc, rules=rules).program
+    calls = []
+    extend = EGraph.extend
+
+    def counted(self, snap, added):  # noqa: ANN001, ANN202
+        calls.append(len(added))
+        return extend(self, snap, added)
+
+    monkeypatch.setattr(EGraph, "extend", counted)
+    monkeypatch.setattr(EGraph, "CHECK_EXTEND", True)
+    assert compile_graph(g, acc, rules=rules).program == plain
+    assert calls and sum(calls) > 0
