@@ -8,8 +8,9 @@ checks on the simulator. Sets: the paper kernels for their target (qkv_attention
 composite_* -> gemmini, amx_* -> amx), the 100 act-gemmini-fuzz kernels on gemmini, and a generated
 391-node stress kernel (a chain of 39 QKV attention blocks). Backend generation (the target's rule
 set, once per process) is timed separately. Trials run round robin over the kernels (each kernel's
-best is drawn from the whole run), and a fixed Python workload is timed before and after as the
-machine's speed at the time. Prints a table and writes JSON.
+best is drawn from the whole run), and a fixed Python workload is timed before, between the rounds
+and after, as the machine's speed at the time (a shared machine's drift shows in the means).
+Prints a table and writes JSON.
 
     python bench/compile_time.py [--set paper|fuzz|stress|all] [--trials 3] [--json build/bench/compile_time.json]
 """
@@ -163,13 +164,18 @@ def main() -> int:
         it = tqdm(steps, desc="compile", file=sys.stderr)
     except ImportError:  # pragma: no cover
         it = steps
-    for _, b in it:
+    rounds: list[float] = []        # the machine's speed at the start of each round after the first
+    for k, b in it:
+        if k and b is benches[0] and args.trials > 1:
+            rounds.append(calibrate())
         if not b.done:
             b.trial()
     calib.append(calibrate())
     recs = [b.finish(args.check) for b in benches]
     print("backend generation (rule set, once per target): " + ", ".join(f"{t} {v:.2f} s" for t, v in gen.items()))
-    print(f"machine calibration (fixed Python workload, best of 5): {calib[0]:.1f} ms before, {calib[1]:.1f} ms after")
+    print(f"machine calibration (fixed Python workload, best of 5): {calib[0]:.1f} ms before, {calib[1]:.1f} ms after"
+          + (f"; between rounds {min(rounds):.1f}-{max(rounds):.1f} ms (median {statistics.median(rounds):.1f})"
+             if rounds else ""))
     hdr = f"{'kernel':<26}{'target':<9}{'nodes':>6}{'instr':>7}{'first ms':>10}{'best ms':>10}  " + "  ".join(
         f"{k:>6}" for k in ("M1", "M2", "M3", "M4", "M5", "solver", "M6")) + "  outcome"
     print(hdr)
@@ -212,7 +218,8 @@ def main() -> int:
             print(f"  {len(ks)} x {why}: {', '.join(ks)}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"generation_s": gen, "calibration_ms": calib, "trials": args.trials, "kernels": recs},
+    out.write_text(json.dumps({"generation_s": gen, "calibration_ms": calib, "calibration_rounds_ms": rounds,
+                                          "trials": args.trials, "kernels": recs},
                               indent=1))
     print(f"\nJSON: {out}")
     return 0
