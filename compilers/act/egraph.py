@@ -267,6 +267,13 @@ class EGraph:
         self._snap = Snapshot(classes, handle_class, class_type, by_info)
         return self._snap
 
+    def is_current_but(self, snap: Snapshot, n: int) -> bool:
+        """Whether ``snap`` was the e-graph as it is before the last ``n`` handles (each with a
+        union) were added, and nothing else changed since."""
+        a, u = self._reflected if snap is self._snap else (-1, -1)
+        return (snap is self._snap and len(self._handle_sig) == len(snap.handle_class) + n
+                and len(self._pending_adds) == a + n and len(self._pending_unions) == u + n)
+
     def is_current(self, snap: Snapshot) -> bool:
         """Whether ``snap`` is the e-graph as it is: nothing added or united since it was taken."""
         return snap is self._snap and self._reflected == (len(self._pending_adds), len(self._pending_unions))
@@ -283,9 +290,9 @@ class EGraph:
         a flush and :meth:`snapshot` would read back from egglog, without either. The e-nodes
         and unions stay pending and go to egglog with the next flush."""
         n0 = len(snap.handle_class)
-        if ([h for h, _ in added] != list(range(n0, n0 + len(added)))
-                or n0 + len(added) != len(self._handle_sig)):
-            raise ValueError("extend: the added handles are not the ones made after the snapshot")
+        if (not self.is_current_but(snap, len(added))
+                or [h for h, _ in added] != list(range(n0, n0 + len(added)))):
+            return self.snapshot()          # not the case this is for: read egglog's
         handle_class = snap.handle_class + [c for _, c in added]
         classes = list(snap.classes)
         touched: dict[int, set[tuple[int, tuple[int, ...]]]] = {}

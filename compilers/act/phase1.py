@@ -395,7 +395,6 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule], ow
     infos = egraph.infos
     existing = {(en.info, en.children) for cl in snap.classes for en in cl if infos[en.info].kind == "pii"}
     new: list[tuple[int, int]] = []      # (handle, class) of the piis added
-    current = egraph.is_current(snap)     # nothing added or united since ``snap``
     ids = egraph.info_ids
     pat_ids = egraph.pattern_ids
     class_type, by_info = snap.class_type, snap.by_info
@@ -457,9 +456,10 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule], ow
                 egraph.union(h, rep[cls])
                 new.append((h, cls))
     egraph.isa_round = changed if owner is not None else None
-    if new and current:
+    if new:
         # every pii e-node is new, its (info, child classes) in no class (``existing``), and
         # united with one class: no class merges, the next snapshot is this one extended
+        # (if ``snap`` was the e-graph as it was; else the next snapshot reads egglog's)
         egraph.extend(snap, new)
     return len(new)
 

@@ -109,3 +109,34 @@ def test_flush_leaves_no_row_files() -> None:
     snap = eg.snapshot()
     assert snap.handle_class[0] == snap.handle_class[1] == snap.handle_class[2]   # congruence
     assert eg._dir is not None and os.listdir(eg._dir.name) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_extend_is_the_snapshot_egglog_gives(data) -> None:  # noqa: ANN001
+    """EGraph.extend: new e-nodes of fresh (info, child classes), each united with one class of
+    the current snapshot, give the snapshot egglog reads back after a flush. Where the snapshot is
+    not current (something else was added since), it reads egglog's."""
+    eg = EGraph()
+    hs = [eg.add(_info(i)) for i in range(3)]
+    for i in range(data.draw(st.integers(2, 8))):
+        kids = tuple(data.draw(st.sampled_from(hs)) for _ in range(data.draw(st.integers(1, 2))))
+        hs.append(eg.add(_info(3 + i % 2), kids))
+        if data.draw(st.booleans()):
+            eg.union(data.draw(st.sampled_from(hs)), data.draw(st.sampled_from(hs)))
+    snap = eg.snapshot()
+    stale = data.draw(st.booleans())
+    if stale:
+        eg.add(_info(99), (hs[0],))
+    added = []
+    for j in range(data.draw(st.integers(1, 4))):
+        c = data.draw(st.integers(0, len(snap.classes) - 1))
+        h = eg.add(NodeInfo("pii", f"p{j}", (), T4), (hs[data.draw(st.integers(0, len(hs) - 1))],))
+        eg.union(h, next(x for x, k in enumerate(snap.handle_class) if k == c))
+        added.append((h, c))
+    got = eg.extend(snap, added)
+    assert eg.snapshot() is got                 # the driver's next snapshot
+    eg.flush()                                  # egglog's own, read back
+    want = eg.snapshot()
+    assert (got.classes, got.handle_class, got.class_type, got.by_info) == \
+        (want.classes, want.handle_class, want.class_type, want.by_info)
