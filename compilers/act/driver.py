@@ -196,7 +196,8 @@ def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
 
         t = time.perf_counter()
         proof_s, gen_s = rules.gate.seconds, tiling.GEN_SECONDS[0]
-        pg = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo))
+        pg, why = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo))
+        last_reason = why or last_reason
         proof_s, gen_s = rules.gate.seconds - proof_s, tiling.GEN_SECONDS[0] - gen_s
         stats.add("proofs", proof_s)
         stats.add("gen", gen_s)
@@ -227,8 +228,9 @@ def tiling_forms(eg: EGraph, memo: dict) -> object:
 
 
 def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules,
-           forms: object = None) -> phase1.PiiGraph | None:
-    """The pii graph of :mod:`.tiling` (slice^H / concat^H), or None. It sees every form of a
+           forms: object = None) -> tuple[phase1.PiiGraph | None, str]:
+    """The pii graph of :mod:`.tiling` (slice^H / concat^H), or None with the tiler's reason
+    where it has a better one than the e-graph's ("" else). It sees every form of a
     kernel value that M2's proven rewrites put in its e-class; its identities beyond data
     movement are used only where the library rule stating them passes the proof gate."""
     from rewrite_rules.library import load
@@ -255,7 +257,8 @@ def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules
             dims.update(int(d) for d in tt.shape)
             dims.add(tt.dtype.nbytes)
     tl = tiling.Tiler(acc, dims, identity, kernel.inputs, forms)  # type: ignore[arg-type]
-    return tl.build([tl.forms.view_of(r) for r in kernel.roots])
+    pg = tl.build([tl.forms.view_of(r) for r in kernel.roots])
+    return pg, tl.reason
 
 
 def _schedule(acc: Accelerator, pg: phase1.PiiGraph, lay: phase2.Layout,

@@ -698,14 +698,21 @@ class Extractor:
         memo: dict[tuple[int, str], int] = {}
         active: set[tuple[int, str]] = set()
 
-        def visit(c: int, buf: str) -> int | None:
-            key = (c, buf)
+        def visit(c: int, buf: str, root: int | None = None) -> int | None:
+            # a root is written by the program at its output's place: its own node (two outputs
+            # of one value are two), and never an input leaf, whose bytes lie at the input's
+            # place (a 0-instruction program would leave the output unwritten)
+            key = (c, buf) if root is None else (c, buf, root)
             if key in memo:
                 return memo[key]
-            if key in active or key not in self.options:
+            if key in active or (c, buf) not in self.options:
                 return None
-            opts = self.options[key]
-            choice = opts[min(override.get(key, 0), len(opts) - 1)]
+            opts = self.options[(c, buf)]
+            if root is not None:
+                opts = [o for o in opts if not (isinstance(o[2], tuple) and o[2][0] == "input")]
+                if not opts:
+                    return None
+            choice = opts[min(override.get((c, buf), 0), len(opts) - 1)]
             active.add(key)
             node = choice[2]
             if isinstance(node, tuple) and node[0] == "input":
@@ -736,8 +743,8 @@ class Extractor:
             memo[key] = n.id
             return n.id
 
-        for r in roots:
-            v = visit(r, HBM)
+        for i, r in enumerate(roots):
+            v = visit(r, HBM, root=i)
             if v is None:
                 return None
             g.roots.append(v)
@@ -773,6 +780,16 @@ class Extractor:
         produced in the buffer it is needed in."""
         seen: set[tuple[int, str]] = set()
         frontier = [(r, HBM) for r in roots]
+        # a root must be written: an input's own bytes (its leaf) do not count there
+        written = {r for r in roots if any(not (isinstance(o[2], tuple) and o[2][0] == "input")
+                                           for o in self.options.get((r, HBM), ()))}
+        for i, r in enumerate(roots):
+            leaf = next((o[2] for o in self.options.get((r, HBM), ())
+                         if isinstance(o[2], tuple) and o[2][0] == "input"), None)
+            if leaf is not None and r not in written:
+                t = self.eg.infos[self.snap.classes[r][0].info].type
+                return (f"output {i} is the bytes of input {leaf[1]} ({t.dtype.name}{list(t.shape)}) and no "
+                        f"instruction sequence writes them to the output")
         layout_reason = ""
         while frontier:
             c, buf = frontier.pop(0)

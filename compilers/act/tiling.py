@@ -574,14 +574,16 @@ class Tiler:
         self._roots_cache: set = set()
         self._roots_seen = 0
         self.piece_keys: set[tuple] = set()
+        self.reason = ""        # why build() found nothing, where it knows better than the e-graph
 
     def _cost(self, r: IsaRule) -> float:
         return float(r.instr.cost.cycles.eval(dict(r.alpha))) + 1.0   # +1: fewer instructions break ties
 
-    def produce(self, dem: View, buf: str, part: bool = False) -> _Opt | None:
+    def produce(self, dem: View, buf: str, part: bool = False, root: bool = False) -> _Opt | None:
         """The cheapest way found to have ``dem`` in ``buf``; ``part``: a piece of a concat^H
-        (written in place, not a new staging area)."""
-        key = (buf, dem.key, self.staging > 0, part)
+        (written in place, not a new staging area); ``root``: a kernel output, which the program
+        must write at its place (an input's own bytes do not serve)."""
+        key = (buf, dem.key, self.staging > 0, part, root)
         if key in self.s.memo:
             return self.s.memo[key]
         if key in self.s.active:
@@ -592,21 +594,21 @@ class Tiler:
             return None
         self.s.active.add(key)
         outer_cut, self.s.cut = self.s.cut, False
-        best = self._produce(dem, buf, part)
+        best = self._produce(dem, buf, part, root)
         if not self.s.cut or best is not None:
             self.s.memo[key] = best
         self.s.cut = self.s.cut or outer_cut
         self.s.active.discard(key)
         return best
 
-    def _produce(self, dem: View, buf: str, part: bool) -> _Opt | None:
+    def _produce(self, dem: View, buf: str, part: bool, root: bool = False) -> _Opt | None:
         if not dem.any_defined:
             return None
         cands: list[_Opt] = []
         staged = False
         if buf == HBM:
             leaf = self._leaf(dem)
-            if leaf is not None:
+            if leaf is not None and not (root and leaf.kind == "input"):
                 return leaf
             if dem.key not in self.root_keys and not part:
                 # an intermediate in HBM only to re-lay out kernel inputs (staging: a whole region,
@@ -825,11 +827,11 @@ class Tiler:
         g = PiiGraph()
         memo: dict[tuple, int] = {}
 
-        def node(dem: View, buf: str, fresh: bool = False, part: bool = False) -> int:
+        def node(dem: View, buf: str, fresh: bool = False, part: bool = False, root: bool = False) -> int:
             key = (buf, dem.key, self.staging > 0, part)
             if not fresh and key in memo:
                 return memo[key]
-            opt = self.produce(dem, buf, part)
+            opt = self.produce(dem, buf, part, root)
             assert opt is not None
             saved, self.staging = self.staging, opt.level
             try:
@@ -877,11 +879,15 @@ class Tiler:
             return n.id
 
         self.root_keys |= {r.key for r in roots}
-        for r in roots:
-            if self.produce(r, HBM) is None:
+        for i, r in enumerate(roots):
+            if self.produce(r, HBM, root=True) is None:
+                leaf = self._leaf(r)
+                if leaf is not None and leaf.kind == "input":
+                    self.reason = (f"output {i} is the bytes of input {leaf.input_index} (at offset {leaf.offset}) "
+                                   f"and no instruction sequence writes them to the output")
                 return None
-        for r in roots:
-            g.roots.append(node(r, HBM))
+        for r in roots:     # each output its own node, written at its place
+            g.roots.append(node(r, HBM, fresh=True, root=True))
         return g
 
 

@@ -460,3 +460,49 @@ def test_first_use_generation_is_reported_apart_and_changes_nothing(monkeypatch)
     res = compile_graph(g, acc, rules=_proven(acc))
     assert res.program == plain.program and res.stats.candidates == plain.stats.candidates > 1
     assert res.stats.times["gen"] >= 100.0 and res.stats.times["M2"] < 60.0 and res.stats.best_at < 60.0
+
+
+_COPY = """HloModule copy
+ENTRY main {{
+  p0 = {t} parameter(0)
+  ROOT r = {t} {op}(p0)
+}}
+"""
+
+
+@pytest.mark.parametrize("target,t,op", [("gemmini", "s8[16,16]", "copy"), ("qkv", "bf16[64,64]", "copy"),
+                                         ("amx", "s32[16,16]", "copy"), ("gemmini", "s32[7]", "reshape")])
+def test_an_output_that_is_an_input_is_written(target: str, t: str, op: str) -> None:
+    """An output equal to an input's bytes is written at the output's place by a load and a
+    store (the input's own bytes lie at the input's place; a 0-instruction program left the
+    output unwritten: found by compiling random graphs). Where no instruction sequence can
+    copy it (Gemmini and 28 bytes), the compiler says so."""
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo(_COPY.format(t=t, op=op))
+    acc = load_target(target)
+    try:
+        res = compile_graph(g, acc, rules=_proven(acc))
+    except Unsupported as e:
+        assert (target, t) == ("gemmini", "s32[7]")
+        assert "output 0 is the bytes of input 0" in str(e)
+        return
+    assert len(res.program.instructions) == 2
+    chk = check_program(g, acc, res.program, 3)
+    assert chk.ok, chk.message
+
+
+def test_two_outputs_of_one_value_are_both_written() -> None:
+    """A tuple holding one value twice: each output is its own store (one shared root node had
+    to sit at both output addresses, and every allocation failed)."""
+    text = (PAPER / "gemmini_gemm.hlo").read_text().replace(
+        "  ROOT t0 = s8[16,16] convert(c0)", "  t0 = s8[16,16] convert(c0)\n  ROOT t = (s8[16,16], s8[16,16]) tuple(t0, t0)")
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo(text)
+    acc = load_target("gemmini")
+    res = compile_graph(g, acc, rules=_proven(acc))
+    stores = [c for c in res.program.instructions if c.name.startswith("mvout")]
+    assert len(stores) == 2
+    chk = check_program(g, acc, res.program, 3)
+    assert chk.ok, chk.message
