@@ -338,8 +338,8 @@ class Matcher:
             nb.ground.append((node, c))
             yield nb
             return
-        if node.out_dtype is not None and t.dtype.name != node.out_dtype and node.opcode != "compare":
-            return
+        if t.dtype.name != _node_dtype(node, self.inst.dtype):
+            return      # e.g. a dot of s8 operands with an s32 result is not the rule's s8 dot
         fresh = self.fresh[c] if self.fresh is not None else None
         for j, info, kids in self.view.op_nodes(c, node.opcode, len(node.args)):
             nb = b.copy()
@@ -928,6 +928,17 @@ def _sample_alphas(ins) -> list[dict[str, int]]:  # noqa: ANN001
     picks = [dict(zip(ins.alpha, (d[0] for d in doms), strict=True)),
              dict(zip(ins.alpha, (d[-1] for d in doms), strict=True))]
     return picks
+
+
+_NODE_DTYPES: dict[tuple[int, str], tuple[Node, str]] = {}
+
+
+def _node_dtype(n: Node, rule_dtype: str) -> str:
+    """:func:`_dtype`, memoized per rule node (the matcher asks at every e-node it steps through)."""
+    hit = _NODE_DTYPES.get((id(n), rule_dtype))
+    if hit is None or hit[0] is not n:
+        hit = _NODE_DTYPES[(id(n), rule_dtype)] = (n, _dtype(n, rule_dtype))
+    return hit[1]
 
 
 def _dtype(n: Node, rule_dtype: str) -> str:

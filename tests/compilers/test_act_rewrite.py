@@ -89,3 +89,40 @@ def test_term_prefilter_keeps_every_subterm_with_a_surviving_match() -> None:
                     assert not [b for b in m.match(inst.lhs, c, _Binding()) if m.finish(b)], (
                         f"{inst.name}: the term prefilter dropped a subterm of {ins.name}{alpha} it matches")
     assert checked > 100 and dropped > checked // 4
+
+
+_WIDE_DOT = """HloModule wide_dot
+ENTRY main {
+  a = s8[1,3] parameter(0)
+  b = s8[3,4] constant({ {7, 1, 126, 109}, {-15, -127, -78, -127}, {8, -128, 8, -28} })
+  ROOT d = s32[1,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+
+
+@pytest.mark.parametrize("source", ["wide_dot", "composite_mm_plus_mm", "gemmini_mac"])
+def test_rewrites_never_unite_values_of_different_types(source: str) -> None:
+    """Every e-node of an e-class has the class's type. A rule's operator whose result type the
+    rule leaves implicit computes the type :func:`rewrite._dtype` infers (a dot of s8 operands:
+    s8); an e-node with another result type (HLO's s8 x s8 -> s32 dot) is not a match. Before,
+    the s8 instantiation of ``dot(a, b) => transpose(dot(b, a))`` matched the s32 dot and united
+    it with an s8 value (found by compiling random graphs: the tiling then indexed past a byte
+    view)."""
+    from semantics.hlo_parser import parse_hlo
+
+    acc = load_target("gemmini")
+    g = parse_hlo(_WIDE_DOT) if source == "wide_dot" else parse_file(PAPER / f"{source}.hlo")
+    k = phase1.initialize(g)
+    eg = EGraph()
+    for r in k.roots:
+        phase1.insert(eg, r, {})
+    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
+    isa = phase1.IsaRules(acc, rules.normalize)
+    for _ in range(3):
+        rules.apply(eg, eg.snapshot())
+        snap = eg.snapshot()
+        phase1.apply_isa_rules(eg, snap, isa.rules_for(set(snap.class_type)))
+    snap = eg.snapshot()
+    for c, nodes in enumerate(snap.classes):
+        types = {(eg.infos[en.info].type.dtype.name, eg.infos[en.info].type.shape) for en in nodes}
+        assert len(types) == 1, f"class {c}: {sorted(types)}"
