@@ -215,6 +215,9 @@ class IsaRule:
 
 
 _PATTERNS: dict[tuple, dict] = {}
+#: a campaign over kernels of many shapes generates g_θ(α) for every new α; past this many
+#: cached per target, a compile starts by emptying the pattern caches (they refill on demand)
+MAX_PATTERNS = 20_000
 _LAYOUT_OPS = ("reshape", "bitcast-convert", "transpose", "copy")
 
 
@@ -232,6 +235,11 @@ class IsaRules:
         self.normalize = normalize
         self._cache: dict[tuple[str, tuple[tuple[str, int], ...]], IsaRule | None] = (
             {} if cache_key is None else _PATTERNS.setdefault((acc.name, id(acc), cache_key), {}))
+        if len(self._cache) > MAX_PATTERNS:
+            self._cache.clear()
+            _RULE_KEYS.clear()
+            _DEPTHS.clear()
+            _PARTS.clear()
 
     def _candidates(self, ins: InstrDef, dims: set[int]) -> Iterator[dict[str, int]]:
         doms = []

@@ -139,6 +139,7 @@ class _Views:
 
     def __init__(self) -> None:
         self.memo: dict[int, tuple[Term, View]] = {}
+        self.nbytes = 0                     # the memo's index arrays
 
     def __call__(self, t: Term) -> View:
         hit = self.memo.get(id(t))
@@ -146,7 +147,12 @@ class _Views:
             return hit[1]
         v = self._view(t)
         self.memo[id(t)] = (t, v)
+        self.nbytes += v.idx.nbytes
         return v
+
+    def clear(self) -> None:
+        self.memo.clear()
+        self.nbytes = 0
 
     def _view(self, t: Term) -> View:
         n = _nbytes(t.type)
@@ -555,6 +561,7 @@ class Tiler:
 
     def __init__(self, acc: Accelerator, dims: set[int], identity: Any, inputs: list[TensorType],
                  forms: Forms | None = None) -> None:
+        trim_caches()
         self.acc = acc
         self.forms = forms or Forms()
         self.m = Matcher(view_of, identity, self.forms)
@@ -940,6 +947,20 @@ def _stack(rules: list[IsaRule], n: int) -> tuple:
 
 
 _RULES: dict[tuple, IsaRule | None] = {}
+
+#: past these sizes (a campaign over kernels of many shapes: each new α adds its pattern and
+#: its byte views, up to tens of KB each) a compile starts by emptying the pattern caches; the
+#: 18 paper kernels together hold 45 MB of views and 1,800 patterns
+MAX_VIEW_BYTES = 160 << 20
+MAX_RULES = 10_000
+
+
+def trim_caches() -> None:
+    """Empty the process's pattern caches when they have grown past their bounds."""
+    if view_of.nbytes > MAX_VIEW_BYTES or len(_RULES) > MAX_RULES:
+        view_of.clear()
+        for d in (_RULES, _TOPS, _STACKS, _TABLES, _NB):
+            d.clear()
 
 
 def _rule(acc: Accelerator, ins: Any, alpha: dict[str, int]) -> IsaRule | None:

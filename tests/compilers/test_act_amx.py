@@ -311,3 +311,21 @@ def test_repeated_compiles_keep_no_kernel_views(amx_rules, monkeypatch) -> None:
     compile_graph(g, acc, rules=rules)
     assert len(tiling.view_of.memo) == n
     assert len(rewrite._ATTRS) <= 8 and len(tiling._NB) <= 8
+
+
+def test_pattern_caches_are_bounded_and_refill_alike(amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """A campaign over many shapes generates g_θ(α) for every new α (a random 20-element kernel:
+    ~10,000 patterns). Past their bounds the pattern caches are emptied at the next compile's
+    start; they refill with equal patterns, so the program is the same."""
+    from compilers.act import phase1, tiling
+
+    acc, rules = amx_rules
+    g = parse_file(PAPER / "amx_k4.hlo")
+    before = compile_graph(g, acc, rules=rules).program
+    old = {k: r for k, r in tiling._RULES.items() if r is not None}
+    monkeypatch.setattr(tiling, "MAX_RULES", 1)
+    monkeypatch.setattr(phase1, "MAX_PATTERNS", 1)
+    after = compile_graph(g, acc, rules=rules).program
+    assert after == before
+    again = {k: r for k, r in tiling._RULES.items() if r is not None}
+    assert again and all(again[k] is not old[k] for k in again.keys() & old.keys())
