@@ -404,7 +404,10 @@ class Matcher:
             dn = D.info.name
             if (dn == name and name in _ELEMENTWISE and D.info.attrs == p.info.attrs
                     and len(D.children) == len(p.children)
-                    and all(a.type.dtype == b.type.dtype for a, b in zip(D.children, p.children, strict=True))):
+                    and all(a.type.dtype == b.type.dtype for a, b in zip(D.children, p.children, strict=True))
+                    # element i of every operand: not for HLO's scalar operands (a select's
+                    # scalar predicate, a clamp's scalar bounds), which are not gathered so
+                    and all(a.type.shape == D.type.shape for a in D.children)):
                 yield from self._children(p.children, [self._gather(c, e) for c in D.children], bind)
             elif dn == "dot" and name == "dot" and D.info.attrs == p.info.attrs and _is_mm(D) and _is_mm(p):
                 yield from self._dot(p, D, e, bind)

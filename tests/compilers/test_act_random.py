@@ -4,7 +4,9 @@ a reason, and every program that compiles equals the reference interpreter bit f
 target's simulator. Deterministic: fixed seeds, fixed input sets. Compiling such graphs found
 two compiler bugs: an output equal to an input's bytes compiled to a program that never wrote it
 (Gemmini seeds 0, 19, 21, 24 of the first operator list), and a rule matched an s8 x s8 -> s32
-dot as its s8 dot, uniting values of two types (seed 82 of the second list: a crash)."""
+dot as its s8 dot, uniting values of two types (seed 82 of the second list: a crash); and a
+third, the tiling gathering element i of a select's scalar predicate (AMX seeds 1081, 1161: a
+crash)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ _GEMMINI_1 = "dot,add,convert,clamp,broadcast,transpose,maximum,multiply,reshape
 _GEMMINI_2 = _GEMMINI_1 + ",slice,concatenate"
 _QKV = "dot,exponential,reduce,divide,transpose,broadcast,reshape,add,multiply,maximum,subtract,convert,slice,concatenate"
 _AMX = "dot,convert,add,multiply,maximum,minimum,broadcast,transpose,reshape,clamp,slice"
+_AMX_2 = _AMX + ",subtract,select,compare,pad,reverse,concatenate,abs,negate,divide"
 
 #: (target, operators, dtypes, seeds, how many must compile at least: with an empty proof
 #: cache, as on a fresh clone, 3 / 20 / 15 of these compile; with the proofs cached, more)
@@ -27,6 +30,7 @@ CASES = [
     ("gemmini", _GEMMINI_2, "s8,s32", [82, *range(280, 300)], 2),
     ("qkv", _QKV, "bf16,f32", list(range(200)), 10),
     ("amx", _AMX, "u8,s8,s32,f32", list(range(120, 160)), 8),
+    ("amx", _AMX_2, "u8,s8,s32,f32,bf16", [1081, 1161], 0),
 ]
 
 
