@@ -216,6 +216,8 @@ class _Views:
         pred = t.children[0].info.literal.to_array().reshape(-1).astype(bool)  # type: ignore[union-attr]
         a, b = self(t.children[1]), self(t.children[2])
         nb = t.type.dtype.nbytes
+        if pred.size == 1:          # HLO's scalar predicate: the same for every element
+            pred = np.repeat(pred, n // nb)
         ua, ub = bool((a.idx[np.repeat(pred, nb)] >= 0).any()), bool((b.idx[np.repeat(~pred, nb)] >= 0).any())
         if ua and ub and a.base is not b.base:
             return View(t, np.arange(n, dtype=np.int64))

@@ -5,8 +5,8 @@ target's simulator. Deterministic: fixed seeds, fixed input sets. Compiling such
 two compiler bugs: an output equal to an input's bytes compiled to a program that never wrote it
 (Gemmini seeds 0, 19, 21, 24 of the first operator list), and a rule matched an s8 x s8 -> s32
 dot as its s8 dot, uniting values of two types (seed 82 of the second list: a crash); and a
-third, the tiling gathering element i of a select's scalar predicate (AMX seeds 1081, 1161: a
-crash)."""
+third and a fourth, the tiling reading a select's scalar predicate as one per element (AMX seeds
+1081, 1161 in matching, QKV seed 1245 in a byte view: crashes)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from semantics.gen import random_graph
 _GEMMINI_1 = "dot,add,convert,clamp,broadcast,transpose,maximum,multiply,reshape"
 _GEMMINI_2 = _GEMMINI_1 + ",slice,concatenate"
 _QKV = "dot,exponential,reduce,divide,transpose,broadcast,reshape,add,multiply,maximum,subtract,convert,slice,concatenate"
+_QKV_2 = _QKV + ",select,compare,pad,reverse,negate,abs,iota,minimum"
 _AMX = "dot,convert,add,multiply,maximum,minimum,broadcast,transpose,reshape,clamp,slice"
 _AMX_2 = _AMX + ",subtract,select,compare,pad,reverse,concatenate,abs,negate,divide"
 
@@ -29,6 +30,7 @@ CASES = [
     ("gemmini", _GEMMINI_1, "s8,s32", [0, 19, 21, 24], 0),
     ("gemmini", _GEMMINI_2, "s8,s32", [82, *range(280, 300)], 2),
     ("qkv", _QKV, "bf16,f32", list(range(200)), 10),
+    ("qkv", _QKV_2, "bf16,f32,s32", [1245], 0),
     ("amx", _AMX, "u8,s8,s32,f32", list(range(120, 160)), 8),
     ("amx", _AMX_2, "u8,s8,s32,f32,bf16", [1081, 1161], 0),
 ]
