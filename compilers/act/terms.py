@@ -170,6 +170,12 @@ def lower_outputs(graph: Graph, comp: Computation | None = None, params: Sequenc
         if ins.opcode == "tuple":
             vals[ins.name] = Term(None, tuple(vals[o] for o in ins.operands), -2)
             continue
+        if ins.opcode == "get-tuple-element":
+            tup = vals[ins.operands[0]]
+            if tup.index != -2:     # a tuple that no tuple instruction built (a tuple parameter)
+                raise NotImplementedError(f"get-tuple-element of {ins.operands[0]}: only of a tuple instruction")
+            vals[ins.name] = tup.children[int(ins.attrs["index"])]
+            continue
         args = [vals[o] for o in ins.operands]
         t = ins.tensor_type
         if ins.opcode == "clamp" and t.shape:

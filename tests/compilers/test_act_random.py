@@ -6,7 +6,8 @@ two compiler bugs: an output equal to an input's bytes compiled to a program tha
 (Gemmini seeds 0, 19, 21, 24 of the first operator list), and a rule matched an s8 x s8 -> s32
 dot as its s8 dot, uniting values of two types (seed 82 of the second list: a crash); and a
 third and a fourth, the tiling reading a select's scalar predicate as one per element (AMX seeds
-1081, 1161 in matching, QKV seed 1245 in a byte view: crashes)."""
+1081, 1161 in matching, QKV seed 1245 in a byte view: crashes); and a fifth, a tuple built inside
+the kernel and read back by get-tuple-element (QKV seeds 2000, 2003, 2005: a crash)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ _GEMMINI_1 = "dot,add,convert,clamp,broadcast,transpose,maximum,multiply,reshape
 _GEMMINI_2 = _GEMMINI_1 + ",slice,concatenate"
 _QKV = "dot,exponential,reduce,divide,transpose,broadcast,reshape,add,multiply,maximum,subtract,convert,slice,concatenate"
 _QKV_2 = _QKV + ",select,compare,pad,reverse,negate,abs,iota,minimum"
+_QKV_3 = ("dot,exponential,reduce,divide,transpose,broadcast,reshape,copy,tuple,get-tuple-element,dynamic-slice,"
+          "dynamic-update-slice,bitcast-convert,fma,rsqrt,tanh,log")
 _AMX = "dot,convert,add,multiply,maximum,minimum,broadcast,transpose,reshape,clamp,slice"
 _AMX_2 = _AMX + ",subtract,select,compare,pad,reverse,concatenate,abs,negate,divide"
 
@@ -31,6 +34,7 @@ CASES = [
     ("gemmini", _GEMMINI_2, "s8,s32", [82, *range(280, 300)], 2),
     ("qkv", _QKV, "bf16,f32", list(range(200)), 10),
     ("qkv", _QKV_2, "bf16,f32,s32", [1245], 0),
+    ("qkv", _QKV_3, "bf16,f32", [2000, 2003, 2005], 0),
     ("amx", _AMX, "u8,s8,s32,f32", list(range(120, 160)), 8),
     ("amx", _AMX_2, "u8,s8,s32,f32,bf16", [1081, 1161], 0),
 ]
