@@ -588,6 +588,11 @@ class PiiGraph:
         return PiiGraph(nodes, list(self.roots))
 
 
+def _input_leaf(option: tuple[float, int, object]) -> bool:
+    """An extraction option that is an input's own bytes (no instruction)."""
+    return isinstance(option[2], tuple) and option[2][0] == "input"
+
+
 @dataclass
 class Choice:
     cost: float
@@ -717,7 +722,7 @@ class Extractor:
                 return None
             opts = self.options[(c, buf)]
             if root is not None:
-                opts = [o for o in opts if not (isinstance(o[2], tuple) and o[2][0] == "input")]
+                opts = [o for o in opts if not _input_leaf(o)]
                 if not opts:
                     return None
             choice = opts[min(override.get((c, buf), 0), len(opts) - 1)]
@@ -789,11 +794,9 @@ class Extractor:
         seen: set[tuple[int, str]] = set()
         frontier = [(r, HBM) for r in roots]
         # a root must be written: an input's own bytes (its leaf) do not count there
-        written = {r for r in roots if any(not (isinstance(o[2], tuple) and o[2][0] == "input")
-                                           for o in self.options.get((r, HBM), ()))}
+        written = {r for r in roots if not all(map(_input_leaf, self.options.get((r, HBM), ())))}
         for i, r in enumerate(roots):
-            leaf = next((o[2] for o in self.options.get((r, HBM), ())
-                         if isinstance(o[2], tuple) and o[2][0] == "input"), None)
+            leaf = next((o[2] for o in self.options.get((r, HBM), ()) if _input_leaf(o)), None)
             if leaf is not None and r not in written:
                 t = self.eg.infos[self.snap.classes[r][0].info].type
                 return (f"output {i} is the bytes of input {leaf[1]} ({t.dtype.name}{list(t.shape)}) and no "
