@@ -563,6 +563,10 @@ class Tiler:
     """Demand-driven pii-graph search over slice^H / concat^H for one kernel and accelerator."""
 
     MAX_DEMANDS = 20000
+    #: α tried against demands, at most: a work bound (not a clock: the same kernel always gets
+    #: the same answer). The paper's AMX kernels take 258-1,219 and K1 at 48 x 48 1,514; a 4-node
+    #: random kernel whose output equals an input ran ~1,000 a second for minutes without it.
+    MAX_TRIES = 20000
 
     def __init__(self, acc: Accelerator, dims: set[int], identity: Any, inputs: list[TensorType],
                  forms: Forms | None = None) -> None:
@@ -587,6 +591,7 @@ class Tiler:
         self._roots_seen = 0
         self.piece_keys: set[tuple] = set()
         self.reason = ""        # why build() found nothing, where it knows better than the e-graph
+        self.tries = 0
 
     def _cost(self, r: IsaRule) -> float:
         return float(r.instr.cost.cycles.eval(dict(r.alpha))) + 1.0   # +1: fewer instructions break ties
@@ -811,6 +816,9 @@ class Tiler:
         return _Opt(0.0, "input", input_index=int(base.info.name), offset=o)
 
     def _try(self, r: IsaRule, dem: View) -> _Opt | None:
+        self.tries += 1
+        if self.tries > self.MAX_TRIES:
+            return None
         best: _Opt | None = None
         for b in self.m.match(r.pattern, dem, {}):
             ops: list[tuple[View, str] | None] = []
@@ -894,7 +902,10 @@ class Tiler:
         for i, r in enumerate(roots):
             if self.produce(r, HBM, root=True) is None:
                 leaf = self._leaf(r)
-                if leaf is not None and leaf.kind == "input":
+                if self.tries > self.MAX_TRIES or self.demands > self.MAX_DEMANDS:
+                    self.reason = (f"no program found for output {i} within the tiling search's bounds "
+                                   f"({self.MAX_TRIES:,} instruction tries, {self.MAX_DEMANDS:,} demands)")
+                elif leaf is not None and leaf.kind == "input":
                     self.reason = (f"output {i} is the bytes of input {leaf.input_index} (at offset {leaf.offset}) "
                                    f"and no instruction sequence writes them to the output")
                 return None

@@ -506,3 +506,25 @@ def test_two_outputs_of_one_value_are_both_written() -> None:
     assert len(stores) == 2
     chk = check_program(g, acc, res.program, 3)
     assert chk.ok, chk.message
+
+
+def test_the_tiling_search_is_bounded_by_work(monkeypatch) -> None:
+    """p1 - (p1 - p0) is p0 (the rules find it); Gemmini cannot copy these 120 bytes, and the
+    tiling search looked for a way for minutes (found by compiling random graphs). It stops
+    after Tiler.MAX_TRIES α tries, a work bound (the same kernel always gets the same answer),
+    and says so."""
+    from compilers.act import tiling
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo("""HloModule sub_sub
+ENTRY main {
+  p0 = s32[5,2,3] parameter(0)
+  p1 = s32[5,2,3] parameter(1)
+  a = s32[5,2,3] subtract(p1, p0)
+  ROOT b = s32[5,2,3] subtract(p1, a)
+}
+""")
+    acc = load_target("gemmini")
+    monkeypatch.setattr(tiling.Tiler, "MAX_TRIES", 300)
+    with pytest.raises(Unsupported, match="within the tiling search's bounds"):
+        compile_graph(g, acc, rules=_proven(acc))
