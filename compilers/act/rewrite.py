@@ -780,11 +780,11 @@ def _req_key(inst: Inst) -> int:
     return k
 
 
-def _root_reqs(inst: Inst) -> tuple[str | None, int, tuple[tuple[int, str, Any, Any], ...]] | None:
+def _root_reqs(inst: Inst) -> tuple[str, int, tuple[tuple[int, str, Any, Any], ...]] | None:
     """What :meth:`Matcher.match` checks first at a left side's root and its children, as data:
-    (root out_dtype or None, root arity, per child (position, kind, a, b)), kind ``tv`` (class
-    dtype a, rank b), ``lit`` (the class holds a literal: a ground sub-pattern is compared with
-    it) or ``op`` (an e-node (opcode a, arity), class dtype b or None). None when the root binds
+    (root class dtype, root arity, per child (position, kind, a, b)), kind ``tv`` (class dtype
+    a, rank b), ``lit`` (the class holds a literal: a ground sub-pattern is compared with it) or
+    ``op`` (an e-node (opcode a, arity), class dtype b); the dtypes are :func:`_node_dtype`'s. None when the root binds
     no tensor variable (then the matcher's own path is taken)."""
     hit = _REQS.get(id(inst))
     if hit is not None and hit[0] is inst:
@@ -799,9 +799,9 @@ def _root_reqs(inst: Inst) -> tuple[str | None, int, tuple[tuple[int, str, Any, 
             elif isinstance(a, Op) and not _has_tvar(a):
                 reqs.append((i, "lit", None, None))
             elif isinstance(a, Op):
-                od = a.out_dtype if a.opcode != "compare" else None
-                reqs.append((i, "op", (a.opcode, len(a.args)), od))
-        out = (root.out_dtype if root.opcode != "compare" else None, len(root.args), tuple(reqs))
+                # the dtype the matcher requires of the class (:func:`_node_dtype`)
+                reqs.append((i, "op", (a.opcode, len(a.args)), _node_dtype(a, inst.dtype)))
+        out = (_node_dtype(root, inst.dtype), len(root.args), tuple(reqs))
     _REQS[id(inst)] = (inst, out)
     return out
 
@@ -813,7 +813,7 @@ def _term_may_match(inst: Inst, t: Term) -> bool:
     if r is None:
         return True
     out_dtype, arity, reqs = r
-    if len(t.children) != arity or (out_dtype is not None and t.type.dtype.name != out_dtype):
+    if len(t.children) != arity or t.type.dtype.name != out_dtype:
         return False
     for i, kind, a, b in reqs:
         k = t.children[i]
@@ -824,7 +824,7 @@ def _term_may_match(inst: Inst, t: Term) -> bool:
             if not k.is_lit:
                 return False
         elif (k.info is None or k.info.kind != "op" or k.info.name != a[0] or len(k.children) != a[1]
-              or (b is not None and k.type.dtype.name != b)):
+              or k.type.dtype.name != b):
             return False
     return True
 
@@ -840,15 +840,14 @@ class _Prefilter:
         self.opsig = [{(i.name, len(k)) for i, k in cl if i.kind == "op"} for cl in view._nodes]
         self.lits = lits
         self.memo: dict[int, list[int]] = {}
-        # (operator, arity, class dtype) and (operator, arity) -> [(class, children)], in class
-        # order: the e-nodes a root requirement is checked against, without scanning the others
+        # (operator, arity, class dtype) -> [(class, children)], in class order: the e-nodes a
+        # root requirement is checked against, without scanning the others
         index: dict[tuple, list[tuple[int, tuple[int, ...]]]] = {}
         for c, cl in enumerate(view._nodes):
             dt = self.types[c][0]
             for info, kids in cl:
                 if info.kind == "op":
                     index.setdefault((info.name, len(kids), dt), []).append((c, kids))
-                    index.setdefault((info.name, len(kids)), []).append((c, kids))
         self.index = index
 
     def candidates(self, inst: Inst, classes: list[int]) -> list[int]:
@@ -867,7 +866,7 @@ class _Prefilter:
         types, opsig, lits = self.types, self.opsig, self.lits
         out: list[int] = []
         last = -1
-        entries = self.index.get((name, arity) if out_dtype is None else (name, arity, out_dtype), ())
+        entries = self.index.get((name, arity, out_dtype), ())
         for c, kids in entries:
             if c == last:
                 continue
@@ -879,7 +878,7 @@ class _Prefilter:
                 elif kind == "lit":
                     if k not in lits:
                         break
-                elif a not in opsig[k] or (b is not None and types[k][0] != b):
+                elif a not in opsig[k] or types[k][0] != b:
                     break
             else:
                 out.append(c)
