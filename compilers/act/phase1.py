@@ -372,6 +372,10 @@ def _pattern_infos(t: Term, out: dict[NodeInfo, None]) -> dict[NodeInfo, None]:
 _DEPTHS: dict[int, tuple[Term, int]] = {}
 
 
+def _depth_below(x: Term, d: int) -> int:
+    return max([d, *(_depth_below(c, d + 1) for c in x.children if not c.is_param)])
+
+
 def _pattern_depth(t: Term) -> int:
     """How deep below its root a pattern steps through e-nodes (a parameter reads its class's
     type and identity only), memoized per pattern."""
@@ -379,10 +383,7 @@ def _pattern_depth(t: Term) -> int:
     if hit is not None and hit[0] is t:
         return hit[1]
 
-    def go(x: Term, d: int) -> int:
-        return max([d, *(go(c, d + 1) for c in x.children if not c.is_param)])
-
-    out = 0 if t.is_param else go(t, 0)
+    out = 0 if t.is_param else _depth_below(t, 0)
     _DEPTHS[id(t)] = (t, out)
     return out
 
@@ -756,11 +757,14 @@ class Extractor:
             memo[key] = n.id
             return n.id
 
-        for i, r in enumerate(roots):
-            v = visit(r, HBM, root=i)
-            if v is None:
-                return None
-            g.roots.append(v)
+        try:
+            for i, r in enumerate(roots):
+                v = visit(r, HBM, root=i)
+                if v is None:
+                    return None
+                g.roots.append(v)
+        finally:
+            visit = None    # type: ignore[assignment]  # a recursive closure is a reference cycle: break it
         if max_nodes is not None and g.count() > max_nodes:
             return None
         return g

@@ -87,27 +87,37 @@ def alias_groups(g: PiiGraph) -> dict[int, int]:
     return {n.id: find(n.id) for n in g.nodes}
 
 
+def _mem_in(acc: Accelerator, g: PiiGraph, v: int, d: str) -> int:
+    b, m = _mem(acc, g, v)
+    return m if b == d else 0
+
+
+def _esun(acc: Accelerator, g: PiiGraph, bufs: list[str], esun: dict[int, dict[str, float]], v: int) -> dict[str, float]:
+    """The extended Sethi-Ullman number of node ``v`` per buffer (C.4), memoized in ``esun``."""
+    if v in esun:
+        return esun[v]
+    ops = deps(g, v)
+    res: dict[str, float] = {}
+    for d in bufs:
+        taus = []
+        for i, x in enumerate(ops):
+            taus.append(_esun(acc, g, bufs, esun, x)[d]
+                        + sum(_mem_in(acc, g, y, d) for j, y in enumerate(ops) if j != i))
+        res[d] = max(_mem_in(acc, g, v, d), min(taus) if taus else 0)
+    esun[v] = res
+    return res
+
+
 def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
     """Module 4: the extended Sethi-Ullman order of the pii nodes (C.4)."""
     bufs = [b for b in acc.buffers if b != HBM]
     esun: dict[int, dict[str, float]] = {}
 
     def mem_d(v: int, d: str) -> int:
-        b, m = _mem(acc, g, v)
-        return m if b == d else 0
+        return _mem_in(acc, g, v, d)
 
     def compute(v: int) -> dict[str, float]:
-        if v in esun:
-            return esun[v]
-        ops = deps(g, v)
-        res: dict[str, float] = {}
-        for d in bufs:
-            taus = []
-            for i, x in enumerate(ops):
-                taus.append(compute(x)[d] + sum(mem_d(y, d) for j, y in enumerate(ops) if j != i))
-            res[d] = max(mem_d(v, d), min(taus) if taus else 0)
-        esun[v] = res
-        return res
+        return _esun(acc, g, bufs, esun, v)
 
     order: list[int] = []
     done: set[int] = set()
@@ -137,6 +147,7 @@ def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
 
     for r in g.roots:
         visit(r)
+    visit = None    # type: ignore[assignment]  # a recursive closure is a reference cycle: break it
     return order
 
 
@@ -535,11 +546,22 @@ def _apart(m: cp_model.CpModel, apart: _Apart1D, sa: list, la: list[int], sb: li
     return True
 
 
+class _Model(cp_model.CpModel):
+    """A CP-SAT model without OR-Tools' pre-PEP 8 aliases: its constructor binds ~60 wrappers of
+    its own methods to the instance (``AddAllDifferent`` for ``add_all_different``...), a
+    reference cycle per model that only the cyclic collector frees, and ~0.2 ms of ``dir`` and
+    ``getattr``. Nothing here uses those names (an OR-Tools without the hook only makes this
+    override unused)."""
+
+    def _add_pre_pep8_methods(self) -> None:
+        pass
+
+
 def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: int = 0,
           time_limit: float = 10.0, inter: frozenset[tuple[int, int]] | None = None) -> Allocation:
     """Module 5: CSP1-CSP4 for one order; status ``OPTIMAL``/``FEASIBLE`` or ``INFEASIBLE``/``UNKNOWN``.
     ``inter``: :func:`interference` of this order, where the caller has it already."""
-    m = cp_model.CpModel()
+    m = _Model()
     start: dict[int, list] = {}
     length: dict[int, list[int]] = {}
     beta_vars: dict[int, dict[str, cp_model.IntVar]] = {}

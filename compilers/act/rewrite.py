@@ -738,12 +738,17 @@ class IrRules:
             return out
 
         new = go(root)
+        go = None   # type: ignore[assignment]  # a recursive closure is a reference cycle: break it
         return new if changed else root
 
 
 _GENERATED: dict[tuple, IrRules] = {}
 
 _DEPTH: dict[int, tuple[Inst, int]] = {}
+
+
+def _steps_below(n: Node, d: int) -> int:
+    return max([d, *(_steps_below(a, d + 1) for a in n.args if isinstance(a, Op) and _has_tvar(a))])
 
 
 def _footprint_depth(inst: Inst) -> int:
@@ -755,10 +760,7 @@ def _footprint_depth(inst: Inst) -> int:
     if hit is not None and hit[0] is inst:
         return hit[1]
 
-    def go(n: Node, d: int) -> int:
-        return max([d, *(go(a, d + 1) for a in n.args if isinstance(a, Op) and _has_tvar(a))])
-
-    out = go(inst.lhs, 0)   # type: ignore[arg-type]
+    out = _steps_below(inst.lhs, 0)   # type: ignore[arg-type]
     _DEPTH[id(inst)] = (inst, out)
     return out
 
@@ -957,21 +959,23 @@ def _dtype(n: Node, rule_dtype: str) -> str:
 def _pointwise(r: Rule, lhs: Node, rhs: Node, dtype: str = "") -> bool:
     """Only elementwise operators (a bitcast-convert between types of one width is one), and
     broadcasts only of scalar constants (splats)."""
+    return _pointwise_node(lhs, dtype) and _pointwise_node(rhs, dtype)
+
+
+def _pointwise_node(n: Node, dtype: str) -> bool:
     from semantics.dtypes import DTYPES
 
-    def ok(n: Node) -> bool:
-        if isinstance(n, TVar):
-            return True
-        assert isinstance(n, Op)
-        if n.opcode == "constant":
-            return True
-        if n.opcode == "broadcast":
-            return isinstance(n.args[0], Op) and n.args[0].opcode == "constant"
-        if n.opcode == "bitcast-convert" and dtype:
-            same = DTYPES[_dtype(n, dtype)].nbytes == DTYPES[_dtype(n.args[0], dtype)].nbytes
-            return same and ok(n.args[0])
-        return n.opcode in _ELEMENTWISE and all(ok(a) for a in n.args)
-    return ok(lhs) and ok(rhs)
+    if isinstance(n, TVar):
+        return True
+    assert isinstance(n, Op)
+    if n.opcode == "constant":
+        return True
+    if n.opcode == "broadcast":
+        return isinstance(n.args[0], Op) and n.args[0].opcode == "constant"
+    if n.opcode == "bitcast-convert" and dtype:
+        same = DTYPES[_dtype(n, dtype)].nbytes == DTYPES[_dtype(n.args[0], dtype)].nbytes
+        return same and _pointwise_node(n.args[0], dtype)
+    return n.opcode in _ELEMENTWISE and all(_pointwise_node(a, dtype) for a in n.args)
 
 
 

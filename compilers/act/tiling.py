@@ -898,20 +898,23 @@ class Tiler:
             g.nodes.append(n)
             return n.id
 
-        self.root_keys |= {r.key for r in roots}
-        for i, r in enumerate(roots):
-            if self.produce(r, HBM, root=True) is None:
-                leaf = self._leaf(r)
-                if self.tries > self.MAX_TRIES or self.demands > self.MAX_DEMANDS:
-                    self.reason = (f"no program found for output {i} within the tiling search's bounds "
-                                   f"({self.MAX_TRIES:,} instruction tries, {self.MAX_DEMANDS:,} demands)")
-                elif leaf is not None and leaf.kind == "input":
-                    self.reason = (f"output {i} is the bytes of input {leaf.input_index} (at offset {leaf.offset}) "
-                                   f"and no instruction sequence writes them to the output")
-                return None
-        for r in roots:     # each output its own node, written at its place
-            g.roots.append(node(r, HBM, fresh=True, root=True))
-        return g
+        try:
+            self.root_keys |= {r.key for r in roots}
+            for i, r in enumerate(roots):
+                if self.produce(r, HBM, root=True) is None:
+                    leaf = self._leaf(r)
+                    if self.tries > self.MAX_TRIES or self.demands > self.MAX_DEMANDS:
+                        self.reason = (f"no program found for output {i} within the tiling search's bounds "
+                                       f"({self.MAX_TRIES:,} instruction tries, {self.MAX_DEMANDS:,} demands)")
+                    elif leaf is not None and leaf.kind == "input":
+                        self.reason = (f"output {i} is the bytes of input {leaf.input_index} (at offset "
+                                       f"{leaf.offset}) and no instruction sequence writes them to the output")
+                    return None
+            for r in roots:     # each output its own node, written at its place
+                g.roots.append(node(r, HBM, fresh=True, root=True))
+            return g
+        finally:
+            node = _make = None     # type: ignore[assignment]  # mutually recursive closures: break the cycle
 
 
 _TOPS: dict[int, tuple[IsaRule, tuple]] = {}

@@ -95,6 +95,34 @@ def test_snapshot_is_the_congruence_closure(steps) -> None:  # noqa: ANN001
     h = eg.add(_info(9))
     snap2 = eg.snapshot()
     assert snap2 is not snap and snap2.handle_class[h] not in snap2.handle_class[:h]
+    eg.close()      # the next example's e-graph reuses this egglog e-graph, popped back to empty
+
+
+def test_a_closed_egraph_gives_back_an_empty_egglog_egraph() -> None:
+    """EGraph.close pops the egglog e-graph back to the declarations and the next EGraph reuses
+    it: nothing of the first (e-nodes, unions, handles) is in the second."""
+    import pytest
+
+    eg = EGraph()
+    a, b = eg.add(_info(0)), eg.add(_info(1))
+    c = eg.add(_info(2), (a,))
+    eg.add(_info(2), (b,))
+    eg.union(a, b)
+    assert len(eg.snapshot().classes) == 2                 # a = b, hence f2(a) = f2(b)
+    base = eg.eg
+    eg.close()
+    eg.close()                                             # idempotent
+    with pytest.raises(RuntimeError, match="after close"):
+        eg.snapshot()
+    eg2 = EGraph()
+    assert eg2.eg is base                                  # reused, not rebuilt
+    x, y = eg2.add(_info(0)), eg2.add(_info(1))
+    eg2.add(_info(2), (x,))
+    eg2.add(_info(2), (y,))
+    snap = eg2.snapshot()
+    assert len(snap.classes) == 4 and snap.handle_class == [0, 1, 2, 3]   # no union survived
+    assert c == 2 and eg2.n_handles == 4
+    eg2.close()
 
 
 def test_flush_leaves_no_row_files() -> None:
