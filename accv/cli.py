@@ -251,7 +251,8 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
     print(f"  -> {out}" + "".join(f", {e}" for e in extra))
     if getattr(args, "stats", False):
         print(f"  e-graph: {st.enodes} e-nodes, {st.eclasses} e-classes after {st.iterations} iteration(s); "
-              f"{st.isa_rules} IR-to-ISA rules, {st.ir_rules} IR-to-IR rules; {st.pii_graphs} pii graph(s), "
+              f"{st.isa_rules} IR-to-ISA rules, {st.ir_rules} IR-to-IR rules; {st.pii_graphs} pii graph(s) "
+              f"({st.dominated} costing no less than the best, not scheduled), "
               f"{st.orders} order(s), {st.csp_failed} failed CSP(s)")
         print("  time (ms): " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in st.times.items()))
     return g, acc, res, out

@@ -50,14 +50,54 @@ class CompileError(AccvError):
     exit_code = 1
 
 
-def default_cost(acc: Accelerator) -> Callable[[Program], float]:
-    def cost(p: Program) -> float:
+class InstructionCost:
+    """The default cost model: the sum over the program of each instruction's cycles as the
+    ISA description states them (``cost.cycles``, an expression of its attributes).
+
+    :meth:`bound` is what every program of a pii graph costs, known before phase 2 where each
+    instruction's cycles depend on its α alone (not on the addresses β the solver picks): the
+    program emits exactly the graph's pii nodes (each reachable from a root), and the
+    rematerialized fallback only adds copies of them, which cost no less when no instruction
+    costs less than nothing. None where that does not hold."""
+
+    def __init__(self, acc: Accelerator) -> None:
+        self.acc = acc
+        self._alpha_only: dict[str, bool] = {}
+
+    def __call__(self, p: Program) -> float:
         total = 0
         for c in p.instructions:
-            ins = acc.instructions[c.name]
-            total += ins.cost.cycles.eval(c.env)
+            total += self.acc.instructions[c.name].cost.cycles.eval(c.env)
         return float(total)
-    return cost
+
+    def bound(self, g: phase1.PiiGraph) -> float | None:
+        total = 0
+        seen: set[int] = set()
+        todo = list(g.roots)
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            n = g.nodes[v]
+            todo.extend(o for o in n.operands if o is not None)
+            if n.kind != "pii":
+                continue
+            ins = self.acc.instructions[n.instr]
+            ok = self._alpha_only.get(ins.name)
+            if ok is None:
+                ok = self._alpha_only[ins.name] = ins.cost.cycles.vars() <= set(ins.alpha)
+            if not ok:
+                return None
+            c = ins.cost.cycles.eval(dict(n.alpha))
+            if c < 0:
+                return None
+            total += c
+        return float(total)
+
+
+def default_cost(acc: Accelerator) -> InstructionCost:
+    return InstructionCost(acc)
 
 
 @dataclass
@@ -74,6 +114,7 @@ class Stats:
     enodes: int = 0
     eclasses: int = 0
     pii_graphs: int = 0
+    dominated: int = 0           # pii graphs not scheduled: no program of theirs could be selected
     orders: int = 0
     csp_failed: int = 0
     candidates: int = 0
@@ -115,18 +156,22 @@ REWRITE_BUDGET_S = 20.0
 
 
 def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
-             rules: IrRules | None = None) -> Iterator[tuple[Program, int]]:
-    """Fig. 14b: yield (program, pii count) for equivalent programs, shortest pii graphs first."""
+             rules: IrRules | None = None,
+             dominated: Callable[[phase1.PiiGraph], bool] | None = None) -> Iterator[tuple[Program, int]]:
+    """Fig. 14b: yield (program, pii count) for equivalent programs, shortest pii graphs first.
+    ``dominated(pg)``: the caller's selection can neither take nor stop at any program of the
+    pii graph ``pg``; phase 2 is then skipped for it (counted in ``stats.dominated``)."""
     t = time.perf_counter()
     eg = EGraph()
     try:
-        yield from _act_enum(graph, acc, stats, max_iters, rules, eg, t)
+        yield from _act_enum(graph, acc, stats, max_iters, rules, eg, t, dominated)
     finally:
         eg.close()      # its egglog e-graph serves the next compile (also when this one stops early)
 
 
 def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rules: IrRules | None,
-              eg: EGraph, t: float) -> Iterator[tuple[Program, int]]:
+              eg: EGraph, t: float,
+              dominated: Callable[[phase1.PiiGraph], bool] | None) -> Iterator[tuple[Program, int]]:
     try:
         kernel = phase1.initialize(graph)
     except NotImplementedError as e:
@@ -189,6 +234,9 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
             tried.add(sig)
             fresh += 1
             stats.pii_graphs += 1
+            if dominated is not None and dominated(pg):
+                stats.dominated += 1
+                continue
             for prog, count in _schedule(acc, pg, lay, stats):
                 yield prog, count
                 break
@@ -356,7 +404,19 @@ def _compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], flo
     t0 = time.perf_counter()
     best: tuple[Program, float, int] | None = None
     best_round = 0
-    for prog, count in act_enum(graph, acc, stats, max_iters, rules):
+    bound = getattr(cost, "bound", None)
+
+    def dominated(pg: phase1.PiiGraph) -> bool:
+        # a program of ``pg`` is not taken (it costs no less than the best: the choice is strict)
+        # and cannot stop the enumeration (this round is within n times the best's): phase 2
+        # for it changes nothing, so it is not run. The selection and the stop are exactly
+        # those of scheduling every pii graph.
+        if best is None or bound is None or stats.iterations > n * best_round:
+            return False
+        b = bound(pg)
+        return b is not None and b >= best[1]
+
+    for prog, count in act_enum(graph, acc, stats, max_iters, rules, dominated):
         stats.candidates += 1
         # first-use proofs are not compile time: with an empty proof cache they can take minutes,
         # and counting them here would stop the enumeration early -- a different program than
