@@ -147,7 +147,8 @@ class EGraph:
         self._ir_flags: list[bool] = []      # per handle: not a pii (see ir_handle_flags)
         self.ir_round: object = None         # the IR rules' last round (seminaive.Changes)
         self.isa_round: object = None        # the ISA rules' last round (seminaive.Changes)
-        self.pattern_ids: dict[int, tuple[Any, list[int]]] = {}   # ISA rule -> its pattern's info ids found
+        # ISA rule -> (rule, its pattern's info ids found, [len(infos) when the next one was not])
+        self.pattern_ids: dict[int, tuple[Any, list[int], list[int]]] = {}
         self.unions = 0
         self._snap: Snapshot | None = None   # the last snapshot, valid until the next flush
         self._reflected = (0, 0)             # the pending (adds, unions) that ``_snap`` holds already

@@ -417,14 +417,21 @@ def apply_isa_rules(egraph: EGraph, snap: Snapshot, rules: Sequence[IsaRule], ow
         # infos are looked up once each (an id, once given, stays; equal infos compare slowly)
         known = pat_ids.get(id(r))
         if known is None or known[0] is not r:
-            known = pat_ids[id(r)] = (r, [])
+            known = pat_ids[id(r)] = (r, [], [-1])
         found = known[1]
-        while len(found) < len(pat_infos):
-            i = ids.get(pat_infos[len(found)])
-            if i is None:
-                break
-            found.append(i)
-        if len(found) < len(pat_infos) or any(i not in by_info for i in found):
+        if len(found) < len(pat_infos):
+            missed = known[2]
+            if missed[0] == len(infos):
+                continue    # no info was added since one of this pattern's was looked up in vain
+            while len(found) < len(pat_infos):
+                i = ids.get(pat_infos[len(found)])
+                if i is None:
+                    break
+                found.append(i)
+            if len(found) < len(pat_infos):
+                missed[0] = len(infos)
+                continue
+        if any(i not in by_info for i in found):
             continue
         if r.pattern.is_param:
             roots = by_type.get(out_key, [])
