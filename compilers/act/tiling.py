@@ -299,6 +299,18 @@ class Forms:
             self.alts[c] = out
         return [a for a in out if a != t]
 
+    def bases(self, dem: View) -> list[Term]:
+        """The bases of :meth:`views` (without reading ``dem``'s bytes through each)."""
+        base = dem.base
+        if base is None or base.info is None or base.info.kind != "op":
+            return []
+        out = []
+        for a in self.of(base):
+            b = self.view_of(a).base
+            if b is not None:
+                out.append(b)
+        return out
+
     def views(self, dem: View) -> list[View]:
         """``dem`` read through each other form of its base (same value, so the same bytes)."""
         base = dem.base
@@ -646,7 +658,7 @@ class Tiler:
         n = len(dem)
         base = dem.base
         bkind = "const" if base is None else ("op" if base.info is not None and base.info.kind == "op" else "input")
-        bases = [base] + [v.base for v in self.forms.views(dem)]
+        bases = [base] + self.forms.bases(dem)
         names = self.names_out.get((buf, n))
         if names is None:       # the instructions with an α of this output, in description order
             names = self.names_out[(buf, n)] = list(dict.fromkeys(i.name for i, _ in self.by_out.get((buf, n), ())))
