@@ -185,16 +185,23 @@ class _Binding:
     def __init__(self) -> None:
         self.tv: dict[str, int] = {}
         self.sym: dict[str, int] = {}
-        self.deferred: list[tuple[Any, Any]] = []
-        self.ground: list[tuple[Node, int]] = []
+        # immutable, shared by copies (most bindings have none): extended by concatenation
+        self.deferred: tuple[tuple[Any, Any], ...] = ()
+        self.ground: tuple[tuple[Node, int], ...] = ()
         self.new = False        # the match stepped through a new e-node (semi-naive rounds)
 
     def copy(self) -> _Binding:
-        b = _Binding()
-        b.tv, b.sym = dict(self.tv), dict(self.sym)
-        b.deferred, b.ground = list(self.deferred), list(self.ground)
+        # the matcher's most frequent step: no __init__ (its empty containers would be dropped)
+        b = _new_binding(_Binding)
+        b.tv = self.tv.copy()
+        b.sym = self.sym.copy()
+        b.deferred = self.deferred
+        b.ground = self.ground
         b.new = self.new
         return b
+
+
+_new_binding = object.__new__
 
 
 def _unify(b: _Binding, pv: Any, cv: Any) -> bool:
@@ -212,7 +219,7 @@ def _unify(b: _Binding, pv: Any, cv: Any) -> bool:
             return b.sym[val] == cv
         b.sym[val] = int(cv)
         return True
-    b.deferred.append((pv, cv))
+    b.deferred += ((pv, cv),)
     return True
 
 
@@ -260,7 +267,7 @@ def _unify_shape(b: _Binding, owner: Any, pshape: Sequence[Any], cshape: Sequenc
             elif prev != cv:
                 return False
         else:
-            b.deferred.append((pv, cv))
+            b.deferred += ((pv, cv),)
     return True
 
 
@@ -335,7 +342,7 @@ class Matcher:
             nb = b.copy()
             if node.out_shape is not None and not _unify_shape(nb, node, node.out_shape, t.shape):
                 return
-            nb.ground.append((node, c))
+            nb.ground += ((node, c),)
             yield nb
             return
         if t.dtype.name != _node_dtype(node, self.inst.dtype):
