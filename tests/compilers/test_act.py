@@ -587,3 +587,13 @@ def test_skipping_dominated_pii_graphs_changes_nothing(name: str, monkeypatch) -
     assert fast.stats.candidates + fast.stats.dominated >= slow.stats.candidates
     if name == "composite_add_mm_add":
         assert fast.stats.dominated > 0
+
+
+def test_time_to_the_selected_program_is_within_the_compile() -> None:
+    """Stats.best_at is Fig. 14a's final.time (what Act reports, seed 000 §9.4): when the selected
+    program was found, from the compile's start; the enumeration goes on after it to its stop."""
+    g, acc = parse_file(PAPER / "gemmini_gemm.hlo"), load_target("gemmini")
+    res = compile_graph(g, acc, rules=_proven(acc))
+    st = res.stats
+    assert 0 < st.best_at <= st.total
+    assert st.iterations > 1            # the rounds after the best's count in total, not in best_at
