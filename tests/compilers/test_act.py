@@ -29,6 +29,15 @@ def _proven(acc):
     return IrRules.for_target(acc, ProofGate(prove_missing=True))
 
 
+def _every_graph(acc):
+    """The default cost model without its bound: every pii graph is scheduled (none is skipped as
+    unable to change the selection), so each candidate program reaches the selection loop."""
+    from compilers.act.driver import default_cost
+
+    cost = default_cost(acc)
+    return lambda p: cost(p)
+
+
 def _qkv():
     return parse_file(PAPER / "qkv_attention.hlo"), load_target("qkv")
 
@@ -166,7 +175,7 @@ def test_orders_stop_early_only_where_fuse_fails_on_the_graph_alone(monkeypatch)
         return real(acc_, g, limit)
 
     monkeypatch.setattr(phase2, "orders", spy)
-    compile_graph(parse_file(PAPER / "composite_add_add_add.hlo"), acc, rules=_proven(acc))
+    compile_graph(parse_file(PAPER / "composite_add_add_add.hlo"), acc, cost=_every_graph(acc), rules=_proven(acc))
     monkeypatch.setattr(phase2, "orders", real)
     never = 0
     for g in graphs:
@@ -363,7 +372,8 @@ def test_first_use_proofs_do_not_change_the_program(monkeypatch):
 
     acc = load_target("gemmini")
     g = parse_file(PAPER / "composite_add_add_add.hlo")
-    cached = compile_graph(g, acc, rules=_proven(acc))
+    every = _every_graph(acc)      # every candidate reaches the stop (the default skips the dominated)
+    cached = compile_graph(g, acc, cost=every, rules=_proven(acc))
 
     class SlowGate(ProofGate):
         def ok(self, inst):  # noqa: ANN001, ANN202
@@ -374,7 +384,7 @@ def test_first_use_proofs_do_not_change_the_program(monkeypatch):
             return super().ok(inst)
 
     monkeypatch.setattr(driver, "time", Clock)
-    slow = compile_graph(g, acc, rules=IrRules.for_target(acc, SlowGate(prove_missing=True)))
+    slow = compile_graph(g, acc, cost=every, rules=IrRules.for_target(acc, SlowGate(prove_missing=True)))
     assert Clock.offset > 60.0 and slow.stats.times["proofs"] == Clock.offset
     assert slow.stats.candidates == cached.stats.candidates > 1
     assert slow.program == cached.program
@@ -447,7 +457,8 @@ def test_first_use_generation_is_reported_apart_and_changes_nothing(monkeypatch)
 
     acc = load_target("gemmini")
     g = parse_file(PAPER / "composite_add_add_add.hlo")
-    plain = compile_graph(g, acc, rules=_proven(acc))
+    every = _every_graph(acc)      # every candidate reaches the stop (the default skips the dominated)
+    plain = compile_graph(g, acc, cost=every, rules=_proven(acc))
 
     real = phase1.IsaRules.rules_for
 
@@ -457,7 +468,7 @@ def test_first_use_generation_is_reported_apart_and_changes_nothing(monkeypatch)
 
     monkeypatch.setattr(driver, "time", Clock)
     monkeypatch.setattr(phase1.IsaRules, "rules_for", slow)
-    res = compile_graph(g, acc, rules=_proven(acc))
+    res = compile_graph(g, acc, cost=every, rules=_proven(acc))
     assert res.program == plain.program and res.stats.candidates == plain.stats.candidates > 1
     assert res.stats.times["gen"] >= 100.0 and res.stats.times["M2"] < 60.0 and res.stats.best_at < 60.0
 
@@ -580,7 +591,7 @@ def test_skipping_dominated_pii_graphs_changes_nothing(name: str, monkeypatch) -
     fast = compile_graph(g, acc, rules=rules)
     # the graph's own program costs its bound; the rematerialized one (more preloads) no less
     assert seen and all(b == c if own else b is not None and b <= c for b, c, own in seen)
-    slow = compile_graph(g, acc, cost=lambda p: cost(p), rules=rules)
+    slow = compile_graph(g, acc, cost=_every_graph(acc), rules=rules)
     assert fast.program == slow.program and fast.cost == slow.cost
     assert fast.stats.iterations == slow.stats.iterations
     assert slow.stats.dominated == 0
