@@ -4,7 +4,8 @@ This shared machine's speed drifts by up to 2x over minutes, so two separate run
 ``bench/compile_time.py`` cannot tell a 10% change from the drift. Here two worker processes --
 one on this checkout, one on a worktree of ``--base`` (made under build/ab/, reused) -- compile
 the same kernels in alternation, trial by trial, swapping which goes first; each kernel's best CPU
-time per side is compared. Both read the same proof cache (this checkout's, or $ACCV_PROOF_CACHE),
+time per side is compared, and its mean (the steady state, where the cyclic collector's pauses
+show: each worker compiled the kernel once before its trials). Both read the same proof cache (this checkout's, or $ACCV_PROOF_CACHE),
 so both compile with the same proven rules. Each side's programs are compared too: a change meant
 to be exact must leave them byte-identical. Prints a table and writes JSON.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     procs = {side: subprocess.Popen([sys.executable, "-c", WORKER, str(d)], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, text=True, env=env)
              for side, d in (("base", base), ("head", ROOT))}
-    best = {s: dict.fromkeys(names, float("inf")) for s in procs}
+    times: dict[str, dict[str, list[float]]] = {s: {k: [] for k in names} for s in procs}
     prog: dict[str, dict[str, str]] = {s: {} for s in procs}
     try:
         for t in range(a.trials):
@@ -100,27 +102,33 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"compile_ab: the {side} worker stopped on {k}", file=sys.stderr)
                         return 1
                     dt, h = line.split()
-                    best[side][k] = min(best[side][k], float(dt))
+                    times[side][k].append(float(dt))
                     prog[side][k] = h
             print(f"trial {t + 1}/{a.trials}", file=sys.stderr)
     finally:
         for p in procs.values():
             p.stdin.close()  # type: ignore[union-attr]
             p.wait()
-    print(f"base {a.base} ({base.name}) vs this checkout; best CPU ms of {a.trials}, alternating")
-    print(f"{'kernel':24s} {'base ms':>9s} {'head ms':>9s} {'ratio':>6s}  program")
+    print(f"base {a.base} ({base.name}) vs this checkout; CPU ms, best and mean of {a.trials}, alternating")
+    print(f"{'kernel':24s} {'base ms':>9s} {'head ms':>9s} {'ratio':>6s} {'base mean':>10s} {'head mean':>10s} "
+          f"{'ratio':>6s}  program")
     rows = []
     for k in names:
-        b, h = best["base"][k] * 1e3, best["head"][k] * 1e3
+        b, h = min(times["base"][k]) * 1e3, min(times["head"][k]) * 1e3
+        bm, hm = statistics.mean(times["base"][k]) * 1e3, statistics.mean(times["head"][k]) * 1e3
         same = prog["base"][k] == prog["head"][k]
-        rows.append({"kernel": k, "base_ms": round(b, 2), "head_ms": round(h, 2), "same_program": same})
-        print(f"{k:24s} {b:9.1f} {h:9.1f} {h / b:6.2f}  {'identical' if same else 'DIFFERENT'}")
+        rows.append({"kernel": k, "base_ms": round(b, 2), "head_ms": round(h, 2), "base_mean_ms": round(bm, 2),
+                     "head_mean_ms": round(hm, 2), "same_program": same})
+        print(f"{k:24s} {b:9.1f} {h:9.1f} {h / b:6.2f} {bm:10.1f} {hm:10.1f} {hm / bm:6.2f}  "
+              f"{'identical' if same else 'DIFFERENT'}")
     sb, sh = sum(r["base_ms"] for r in rows), sum(r["head_ms"] for r in rows)
-    print(f"{'sum':24s} {sb:9.1f} {sh:9.1f} {sh / sb:6.2f}")
+    sbm, shm = sum(r["base_mean_ms"] for r in rows), sum(r["head_mean_ms"] for r in rows)
+    print(f"{'sum':24s} {sb:9.1f} {sh:9.1f} {sh / sb:6.2f} {sbm:10.1f} {shm:10.1f} {shm / sbm:6.2f}")
     out = Path(a.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"base": a.base, "base_commit": base.name, "trials": a.trials, "kernels": rows,
-                               "sum_base_ms": round(sb, 2), "sum_head_ms": round(sh, 2)}, indent=1))
+                               "sum_base_ms": round(sb, 2), "sum_head_ms": round(sh, 2),
+                               "sum_base_mean_ms": round(sbm, 2), "sum_head_mean_ms": round(shm, 2)}, indent=1))
     print(f"JSON: {out}")
     return 0
 
