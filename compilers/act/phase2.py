@@ -23,6 +23,7 @@ register file on different registers.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -401,6 +402,7 @@ class Allocation:
     const_addr: dict[int, int]
     interference: frozenset[tuple[int, int]]
     status: str
+    solver_s: float = 0.0       # CP-SAT's own time (the rest of :func:`solve` builds the model)
 
     @property
     def ok(self) -> bool:
@@ -687,13 +689,15 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
     # one presolve pass: on these models later passes find little (CP-SAT's time on the 22
     # models of the paper kernels: 83 -> 68 ms, every solution the same)
     s.parameters.max_presolve_iterations = 1
+    t0 = time.perf_counter()
     st = s.solve(m)
+    solver_s = time.perf_counter() - t0
     status = s.status_name(st)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return Allocation(order, {}, {}, inter, status)
+        return Allocation(order, {}, {}, inter, status, solver_s)
     beta = {v: {k: int(s.value(x)) for k, x in bv.items()} for v, bv in beta_vars.items()}
     consts = {v: int(s.value(x)) for v, x in const_vars.items()}
-    return Allocation(order, beta, consts, inter, status)
+    return Allocation(order, beta, consts, inter, status, solver_s)
 
 
 def emit(acc: Accelerator, g: PiiGraph, alloc: Allocation, lay: Layout) -> Program:
