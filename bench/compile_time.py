@@ -9,13 +9,14 @@ on until its stop, which Act's figure leaves out), the per-module breakdown M1-M
 outcome (instructions, or the one-line reason the target cannot run it) and whether the program
 checks on the simulator. Sets: the paper kernels for their target (qkv_attention -> qkv, gemmini_* and
 composite_* -> gemmini, amx_* -> amx), the 100 act-gemmini-fuzz kernels on gemmini, and a generated
-391-node stress kernel (a chain of 39 QKV attention blocks). Backend generation (the target's rule
+391-node stress kernel (a chain of 39 QKV attention blocks); ``vnni``: K1 and K2 with B in VNNI
+layout, whose programs are the paper's (Figs. 43, 46). Backend generation (the target's rule
 set, once per process) is timed separately. Trials run round robin over the kernels (each kernel's
 best is drawn from the whole run), and a fixed Python workload is timed before, between the rounds
 and after, as the machine's speed at the time (a shared machine's drift shows in the means).
 Prints a table and writes JSON.
 
-    python bench/compile_time.py [--set paper|fuzz|stress|all] [--trials 3] [--json build/bench/compile_time.json]
+    python bench/compile_time.py [--set paper|vnni|fuzz|stress|all] [--trials 3] [--json build/bench/compile_time.json]
 """
 
 from __future__ import annotations
@@ -67,6 +68,14 @@ def stress_kernel(blocks: int = 39) -> str:
         prev = f"o{i}"
     lines[-1] = lines[-1].replace(f"  o{blocks - 1} =", f"  ROOT o{blocks - 1} =")
     return "\n".join(lines + ["}"]) + "\n"
+
+
+def vnni_kernel(name: str):  # noqa: ANN201
+    """The corpus K1 / K2 with B declared in TDPBUSD's VNNI layout ({0,1:T(4,1)}: 4 consecutive k of
+    one column per dword) instead of the corpus's row-major {1,0:T(16,64)}: the kernels whose
+    programs are the paper's Figs. 43 and 46 (16 and 9 instructions; see docs/compiler.md)."""
+    text = (CORPUS / "paper" / f"{name}.hlo").read_text()
+    return parse_hlo(text.replace("{1,0:T(16,64)}", "{0,1:T(4,1)}"), f"{name}_vnni")
 
 
 class Bench:
@@ -143,7 +152,7 @@ def calibrate() -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", default="all", choices=["paper", "fuzz", "stress", "all"])
+    ap.add_argument("--set", default="all", choices=["paper", "vnni", "fuzz", "stress", "all"])
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--check", type=int, default=2, help="simulator checks per compiled kernel")
     ap.add_argument("--json", default=str(ROOT / "build" / "bench" / "compile_time.json"))
@@ -159,6 +168,8 @@ def main() -> int:
     if args.set in ("fuzz", "all"):
         jobs += [(p.name.split(".")[0], parse_file(p), "gemmini")
                  for p in sorted((CORPUS / "act-gemmini-fuzz").glob("*.hlo"))]
+    if args.set in ("vnni", "all"):
+        jobs += [(f"{k}_vnni", vnni_kernel(k), "amx") for k in ("amx_k1", "amx_k2")]
     if args.set in ("stress", "all"):
         jobs.append(("stress_391", parse_hlo(stress_kernel(), "stress_391"), "qkv"))
     benches = [Bench(n, g, t) for n, g, t in jobs]
@@ -197,7 +208,8 @@ def main() -> int:
         else:
             print(f"{r['kernel']:<26}{r['target']:<9}{r['nodes']:>6}{'-':>7}{'-':>10}{'-':>10}{'-':>10}"
                   f"{'-':>8}{'-':>8}  {r['reason']}")
-    groups = {"paper": [r for r in recs if not r["kernel"].startswith(("fuzz", "stress"))],
+    groups = {"paper": [r for r in recs if not r["kernel"].startswith(("fuzz", "stress")) and "_vnni" not in r["kernel"]],
+              "vnni": [r for r in recs if r["kernel"].endswith("_vnni")],
               "fuzz": [r for r in recs if r["kernel"].startswith("fuzz")],
               "stress": [r for r in recs if r["kernel"].startswith("stress")]}
     print()
