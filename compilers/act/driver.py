@@ -390,7 +390,14 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
     times the effort the current best took (or the enumeration ends). Effort is counted in
     enumeration rounds, not seconds, so that the result does not depend on the machine's speed
     or load (the same kernel always compiles to the same program); ``time_budget`` seconds is
-    only a safety stop."""
+    only a safety stop.
+
+    ``cost`` (default: :class:`InstructionCost`) maps a program to its cost. A cost model may
+    also offer ``bound(pii_graph) -> float | None``: no more than the cost of any program of that
+    pii graph, or None when unknown; a graph whose bound is no less than the best program's cost
+    is then not scheduled while it could not stop the enumeration either (the program selected
+    and the stop are those of scheduling it). A wrong bound changes the result: leave it out when
+    unsure."""
     with _fewer_collections():
         return _compile_graph(graph, acc, cost, n, max_iters, rules, time_budget)
 
