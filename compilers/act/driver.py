@@ -419,6 +419,8 @@ def _compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], flo
         # those of scheduling every pii graph.
         if best is None or bound is None or stats.iterations > n * best_round:
             return False
+        if time.perf_counter() - t0 - stats.times["proofs"] - stats.times["gen"] > time_budget:
+            return False        # past the safety stop: the next program stops the enumeration
         b = bound(pg)
         return b is not None and b >= best[1]
 
