@@ -113,13 +113,6 @@ def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
     """Module 4: the extended Sethi-Ullman order of the pii nodes (C.4)."""
     bufs = [b for b in acc.buffers if b != HBM]
     esun: dict[int, dict[str, float]] = {}
-
-    def mem_d(v: int, d: str) -> int:
-        return _mem_in(acc, g, v, d)
-
-    def compute(v: int) -> dict[str, float]:
-        return _esun(acc, g, bufs, esun, v)
-
     order: list[int] = []
     done: set[int] = set()
 
@@ -139,7 +132,7 @@ def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
             x = ops[i]
             best = 0.0
             for d in bufs:
-                t = compute(x)[d] + sum(mem_d(y, d) for j, y in enumerate(ops) if j != i)
+                t = _esun(acc, g, bufs, esun, x)[d] + sum(_mem_in(acc, g, y, d) for j, y in enumerate(ops) if j != i)
                 best = max(best, t / acc.buffers[d].nbytes)
             return best
         for i in sorted(range(len(ops)), key=lambda i: (-tau(i), i)):
