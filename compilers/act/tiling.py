@@ -299,31 +299,21 @@ class Forms:
             self.alts[c] = out
         return [a for a in out if a != t]
 
-    def bases(self, dem: View) -> list[Term]:
-        """The bases of :meth:`views` (without reading ``dem``'s bytes through each)."""
+    def _form_views(self, dem: View) -> list[View]:
+        """The views of the other forms of ``dem``'s base (those with a base of their own)."""
         base = dem.base
         if base is None or base.info is None or base.info.kind != "op":
             return []
-        out = []
-        for a in self.of(base):
-            b = self.view_of(a).base
-            if b is not None:
-                out.append(b)
-        return out
+        return [av for a in self.of(base) if (av := self.view_of(a)).base is not None]
+
+    def bases(self, dem: View) -> list[Term]:
+        """The bases of :meth:`views` (without reading ``dem``'s bytes through each)."""
+        return [av.base for av in self._form_views(dem)]  # type: ignore[misc]
 
     def views(self, dem: View) -> list[View]:
         """``dem`` read through each other form of its base (same value, so the same bytes)."""
-        base = dem.base
-        if base is None or base.info is None or base.info.kind != "op":
-            return []
-        out = []
         d = dem.idx
-        for a in self.of(base):
-            av = self.view_of(a)
-            if av.base is None:
-                continue
-            out.append(View(av.base, np.where(d >= 0, av.idx[np.maximum(d, 0)], d)))
-        return out
+        return [View(av.base, np.where(d >= 0, av.idx[np.maximum(d, 0)], d)) for av in self._form_views(dem)]
 
 
 class Matcher:
