@@ -38,6 +38,7 @@ description's domains restricted to the kernel's dimensions and their multiples 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -526,8 +527,10 @@ class _Opt:
 @dataclass
 class _Search:
     memo: dict[tuple, _Opt | None] = field(default_factory=dict)
-    active: set[tuple] = field(default_factory=set)
-    cut: bool = False                                # a result depended on the active set
+    active: dict[tuple, int] = field(default_factory=dict)   # demands being produced: depth
+    #: the shallowest active demand a lookup met below the current one (a result that met
+    #: only the current demand itself does not depend on what else is active: memoized)
+    low: float = math.inf
 
 
 _TABLES: dict[tuple[int, frozenset[int]], tuple] = {}
@@ -594,6 +597,8 @@ class Tiler:
         self.piece_keys: set[tuple] = set()
         self.reason = ""        # why build() found nothing, where it knows better than the e-graph
         self.tries = 0
+        self._okm: dict[Term, bool] = {}
+        self._ways: dict[Term, list] = {}
 
     def _cost(self, r: IsaRule) -> float:
         return float(r.instr.cost.cycles.eval(dict(r.alpha))) + 1.0   # +1: fewer instructions break ties
@@ -605,19 +610,23 @@ class Tiler:
         key = (buf, dem.key, self.staging > 0, part, root)
         if key in self.s.memo:
             return self.s.memo[key]
-        if key in self.s.active:
-            self.s.cut = True
+        depth = self.s.active.get(key)
+        if depth is not None:
+            self.s.low = min(self.s.low, depth)    # a cycle: this way does not produce it
             return None
         self.demands += 1
         if self.demands > self.MAX_DEMANDS:
             return None
-        self.s.active.add(key)
-        outer_cut, self.s.cut = self.s.cut, False
+        depth = self.s.active[key] = len(self.s.active)
+        outer_low, self.s.low = self.s.low, math.inf
         best = self._produce(dem, buf, part, root)
-        if not self.s.cut or best is not None:
+        # memoized unless it met a demand still active above this one (then it may be found
+        # another way once that one is done); meeting itself does not count: every
+        # instruction costs > 0, so a way through the demand itself is never the cheapest
+        if self.s.low >= depth or best is not None:
             self.s.memo[key] = best
-        self.s.cut = self.s.cut or outer_cut
-        self.s.active.discard(key)
+        self.s.low = min(outer_low, self.s.low if self.s.low < depth else math.inf)
+        del self.s.active[key]
         return best
 
     def _produce(self, dem: View, buf: str, part: bool, root: bool = False) -> _Opt | None:
@@ -649,6 +658,9 @@ class Tiler:
         base = dem.base
         bkind = "const" if base is None else ("op" if base.info is not None and base.info.kind == "op" else "input")
         bases = [base] + self.forms.bases(dem)
+        if bkind == "op" and _nz(dem.idx >= 0) and not any(self._ok(b) for b in bases):  # type: ignore[arg-type]
+            return None
+        bound = math.inf
         names = self.names_out.get((buf, n))
         if names is None:       # the instructions with an α of this output, in description order
             names = self.names_out[(buf, n)] = list(dict.fromkeys(i.name for i, _ in self.by_out.get((buf, n), ())))
@@ -662,9 +674,12 @@ class Tiler:
             for r, gone in zip(rs, dead, strict=True):
                 if gone:
                     continue
-                opt = self._try(r, dem)
+                # branch and bound: an α is tried only if it could cost less than the best found
+                # so far (operands cost >= 0; at equal cost the earlier candidate is kept anyway)
+                opt = self._try(r, dem, bound)
                 if opt is not None:
                     cands.append(opt)
+                    bound = min(bound, opt.cost)
         if buf == HBM and dem.key not in self.piece_keys:     # concat^H is not nested
             bound = min((o.cost for o in cands), default=math.inf)
             for s in self.piece_sizes:
@@ -779,6 +794,83 @@ class Tiler:
             self._roots_seen = len(self.root_keys)
         return self._roots_cache
 
+    def _ok(self, base: Term) -> bool:
+        """A necessary condition for any instruction sequence to compute a view of the computing
+        operator ``base`` (memoized): one of its forms is an operator that some instruction's
+        g_θ has (:func:`_computing_ops`), each of whose operands is a constant, an input or
+        again such a value. A way that moves ``base`` through a parameter (a load, a store)
+        needs it computed first; a way that meets it inside a g_θ meets it with an operator of
+        that g_θ; so a value without one is produced by nothing, and the search need not try
+        the α of every instruction on it, and on every buffer (the least fixpoint over the
+        values reachable from ``base``: a value is not computed by way of itself)."""
+        memo = self._okm
+        hit = memo.get(base)
+        if hit is not None:
+            return hit
+        ops = _computing_ops(self.acc)
+        view = self.forms.view_of
+
+        def op_base(t: Term) -> Term | None:
+            v = view(t)
+            b = v.base
+            if b is None or b.is_param or b.info is None or b.info.kind != "op" or not _nz(v.idx >= 0):
+                return None         # constant bytes, an input or a parameter: no computing
+            return b
+
+        forms: dict[Term, list[tuple[Term | None, tuple[Term | None, ...] | None]]] = {}
+        todo = [base]
+        while todo:             # (a form's own base, or None with the bases of its operands)
+            u = todo.pop()
+            if u in forms:
+                continue
+            fs = forms[u] = []
+            for f in [u, *self.forms.of(u)]:
+                b = op_base(f)
+                if b is not f:
+                    fs.append((b, None))            # a layout chain over another value
+                    reach: tuple[Term | None, ...] = (b,)
+                elif (f.info.name, f.type.dtype) in ops or (  # type: ignore[union-attr]
+                        f.info.name == "dot" and ({("multiply", f.type.dtype), ("fma", f.type.dtype)} & ops)):  # type: ignore[union-attr]
+                    reach = tuple(op_base(c) for c in f.children)
+                    fs.append((None, reach))
+                else:
+                    continue
+                todo.extend(b for b in reach if b is not None and b not in memo and b not in forms)
+        ok: set[Term] = set()
+
+        def done(b: Term | None) -> bool:
+            return b is None or b in ok or memo.get(b) is True
+
+        changed = True
+        while changed:
+            changed = False
+            for u, fs in forms.items():
+                if u not in ok and any(done(b) if ch is None else all(done(c) for c in ch) for b, ch in fs):
+                    ok.add(u)
+                    changed = True
+        for u, fs in forms.items():
+            memo[u] = u in ok
+            self._ways[u] = fs
+        return memo[base]
+
+    def uncomputed(self, base: Term) -> Term | None:
+        """A value that ``base`` needs (itself included) of which no form is an operator of an
+        instruction's g_θ, when :meth:`_ok` says no to ``base`` (None otherwise)."""
+        if self._ok(base):
+            return None
+        seen, todo = {base}, [base]
+        while todo:
+            u = todo.pop(0)
+            ways = self._ways[u]
+            if not ways:
+                return u
+            for b, ch in ways:
+                for v in (b,) if ch is None else ch:
+                    if v is not None and v not in seen and not self._okm[v]:
+                        seen.add(v)
+                        todo.append(v)
+        return None
+
     @staticmethod
     def _may_match(top: tuple, bkind: str, base: Term | None) -> bool:
         """A cheap necessary condition for g_θ(α) (top operator ``top``) to compute a view of
@@ -794,9 +886,10 @@ class Tiler:
         name, dt = top[1], top[2]
         if dt != base.type.dtype:
             return False
-        if name == "add" and not dt.is_float:
-            return True                          # add(0, x) => x: x is matched against the base
-        return (name == base.info.name or (name in ("multiply", "fma") and base.info.name == "dot"))
+        if name == base.info.name or (name in ("multiply", "fma") and base.info.name == "dot"):
+            return True
+        # add(0, x) => x: one operand is matched against the base itself
+        return any(Tiler._may_match(sub, bkind, base) for sub in top[3])
 
     def _leaf(self, dem: View) -> _Opt | None:
         d = dem.idx
@@ -817,14 +910,19 @@ class Tiler:
             return None
         return _Opt(0.0, "input", input_index=int(base.info.name), offset=o)
 
-    def _try(self, r: IsaRule, dem: View) -> _Opt | None:
+    def _try(self, r: IsaRule, dem: View, bound: float = math.inf) -> _Opt | None:
+        """The cheapest way found to compute ``dem`` with g_θ(α) of ``r`` that costs less than
+        ``bound`` (None if there is none)."""
+        cost = self._cost(r)
+        if cost >= bound:
+            return None
         self.tries += 1
         if self.tries > self.MAX_TRIES:
             return None
         best: _Opt | None = None
         for b in self.m.match(r.pattern, dem, {}):
             ops: list[tuple[View, str] | None] = []
-            total = self._cost(r)
+            total = cost
             for i, (spec, t) in enumerate(zip(r.instr.inputs, r.in_types, strict=True)):
                 v = b.get(i)
                 if v is None or not v.any_defined:
@@ -839,8 +937,11 @@ class Tiler:
                     break
                 total += o.cost
                 ops.append((v, spec.buffer))
-            if total < math.inf and (best is None or total < best.cost):
+                if total >= bound:
+                    break
+            if total < bound:
                 best = _Opt(total, "pii", r.instr.name, r.alpha, tuple(ops))
+                bound = total
         return best
 
     # --- building the pii graph -----------------------------------------------------------------
@@ -908,6 +1009,11 @@ class Tiler:
                     if self.tries > self.MAX_TRIES or self.demands > self.MAX_DEMANDS:
                         self.reason = (f"no program found for output {i} within the tiling search's bounds "
                                        f"({self.MAX_TRIES:,} instruction tries, {self.MAX_DEMANDS:,} demands)")
+                    elif (r.base is not None and r.base.info is not None and r.base.info.kind == "op"
+                          and (u := self.uncomputed(r.base)) is not None):
+                        self.reason = (f"no instruction computes {u.info.name} on {u.type.dtype.name}"  # type: ignore[union-attr]
+                                       f"{list(u.type.shape)}, which output {i} needs (nor any form of it "
+                                       "the proven rewrites give)")
                     elif leaf is not None and leaf.kind == "input":
                         self.reason = (f"output {i} is the bytes of input {leaf.input_index} (at offset "
                                        f"{leaf.offset}) and no instruction sequence writes them to the output")
@@ -919,6 +1025,27 @@ class Tiler:
             node = _make = None     # type: ignore[assignment]  # mutually recursive closures: break the cycle
 
 
+_OPS: dict[int, tuple[Accelerator, frozenset]] = {}
+_OPCODE = re.compile(r"=\s*([a-z]+[0-9]*)\[[^\]]*\]\S*\s+([a-z][a-z0-9-]*)\(")
+
+
+def _computing_ops(acc: Accelerator) -> frozenset[tuple[str, Any]]:
+    """(operator, result dtype) of every operator in some instruction's semantics (layout
+    operators too: a pad with a computed padding value is a base of its own, :class:`_Views`),
+    read from the description's HLO text (α only fills in numbers, so no g_θ(α) names another;
+    lowering only removes operators): a superset of the operators any g_θ(α) has."""
+    hit = _OPS.get(id(acc))
+    if hit is not None and hit[0] is acc:
+        return hit[1]
+    from semantics.dtypes import DTYPES
+
+    out = frozenset((op, DTYPES[dt]) for ins in acc.instructions.values()
+                    for dt, op in _OPCODE.findall(ins.semantics)
+                    if op not in ("parameter", "constant") and dt in DTYPES)
+    _OPS[id(acc)] = (acc, out)
+    return out
+
+
 _TOPS: dict[int, tuple[IsaRule, tuple]] = {}
 
 
@@ -927,15 +1054,25 @@ def _top(r: IsaRule) -> tuple:
     hit = _TOPS.get(id(r))
     if hit is not None and hit[0] is r:
         return hit[1]
-    b = view_of(r.pattern).base
-    if b is None:
-        out: tuple = ("const",)
-    elif b.is_param:
-        out = ("param", r.instr.inputs[b.index].buffer)
-    else:
-        out = ("op", b.info.name, b.type.dtype)  # type: ignore[union-attr]
+    out = _top_of(r.pattern, r)
     _TOPS[id(r)] = (r, out)
     return out
+
+
+def _top_of(pat: Term, r: IsaRule) -> tuple:
+    """``pat``'s top below its layout chain: ("const",), ("param", buffer) or ("op", name,
+    dtype, operand tops); the operand tops only for an integer add, whose operand ``x`` may meet
+    the demand through ``add(0, x) => x`` (:meth:`Matcher._op`), else ()."""
+    b = view_of(pat).base
+    if b is None:
+        return ("const",)
+    if b.is_param:
+        return ("param", r.instr.inputs[b.index].buffer)
+    assert b.info is not None
+    subs: tuple = ()
+    if b.info.name == "add" and not b.type.dtype.is_float and len(b.children) == 2:
+        subs = tuple(_top_of(c, r) for c in b.children)
+    return ("op", b.info.name, b.type.dtype, subs)
 
 
 _STACKS: dict[tuple[int, ...], tuple[list[IsaRule], tuple]] = {}

@@ -610,3 +610,35 @@ def test_time_to_the_selected_program_is_within_the_compile() -> None:
     assert st.iterations > 1            # the rounds after the best's count in total, not in best_at
     # CP-SAT's own time is a share of M5, which also builds the model
     assert 0 < st.times["solver"] < st.times["M5"]
+
+
+def test_the_tiling_memoizes_a_demand_that_only_meets_itself() -> None:
+    """A demand whose search meets only itself again (a cycle: no way through it is the
+    cheapest) has a result that does not depend on what else is being searched: memoized, it
+    is searched once however many demands need it. A demand that met one still being searched
+    above it is searched again when asked for later (it may then be found another way)."""
+    import numpy as np
+
+    from compilers.act import tiling
+
+    views = {n: tiling.View(None, np.full(4, -1 - i, dtype=np.int64)) for i, n in enumerate("RXYABC")}
+    name = {v.key: n for n, v in views.items()}
+    edges = {"R": "XYAC", "X": "X", "Y": "X", "A": "B", "B": "A", "C": "B"}
+    calls: list[str] = []
+
+    class Fake(tiling.Tiler):
+        def __init__(self) -> None:
+            self.s = tiling._Search()
+            self.demands, self.staging = 0, 0
+
+        def _produce(self, dem, buf, part, root=False):  # noqa: ANN001, ANN202
+            n = name[dem.key]
+            calls.append(n)
+            for m in edges[n]:
+                self.produce(views[m], "d0")
+            return None
+
+    Fake().produce(views["R"], "d0")
+    assert calls.count("X") == 1            # met only itself: memoized
+    assert calls.count("B") == 2            # met A while A was searched: searched again for C
+    assert calls.count("A") == 1

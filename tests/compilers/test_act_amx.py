@@ -329,3 +329,91 @@ def test_pattern_caches_are_bounded_and_refill_alike(amx_rules, monkeypatch) -> 
     assert after == before
     again = {k: r for k, r in tiling._RULES.items() if r is not None}
     assert again and all(again[k] is not old[k] for k in again.keys() & old.keys())
+
+
+@pytest.mark.parametrize("name", ["amx_k1", "amx_k3"])
+def test_branch_and_bound_keeps_the_program(name: str, amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """The tiling tries an α only if it could cost less than the best way found so far for the
+    demand. Tried without that bound, the search selects the same program; with it, it tries
+    fewer α (K1: a zero tile is a TILEZERO, no tile load of zeros from the constant section is
+    tried after it)."""
+    from compilers.act import tiling
+
+    acc, rules = amx_rules
+    g = parse_file(PAPER / f"{name}.hlo")
+    tries: dict[str, int] = {}
+
+    class Counted(tiling.Tiler):
+        def build(self, roots):  # noqa: ANN001, ANN202
+            try:
+                return super().build(roots)
+            finally:
+                tries[kind] = self.tries
+
+    class Unbounded(Counted):
+        def _try(self, r, dem, bound=float("inf")):  # noqa: ANN001, ANN202
+            return super()._try(r, dem)
+
+    monkeypatch.setattr(tiling, "Tiler", Counted)
+    kind = "bounded"
+    fast = compile_graph(g, acc, rules=rules).program
+    monkeypatch.setattr(tiling, "Tiler", Unbounded)
+    kind = "unbounded"
+    slow = compile_graph(g, acc, rules=rules).program
+    assert slow == fast
+    assert tries["bounded"] < tries["unbounded"]
+
+
+def test_a_value_no_instruction_computes_ends_the_search_at_once(amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """AMX has no s32 multiply. The tiling used to look for one for minutes (a random graph: the
+    proven rules give the product add forms, which TDPBUSD's accumulate may meet, and a tile
+    parameter may hold anything) until its work bound. Now a value none of whose forms is an
+    operator of some instruction's semantics (nor its operands such values) is not searched
+    for: exit 3 naming it, well within a bound of 300 tries."""
+    from compilers.act import Unsupported, tiling
+
+    acc, rules = amx_rules
+    g = parse_hlo("""HloModule mul_add
+ENTRY main {
+  p0 = s32[5,2,3] parameter(0)
+  p1 = s32[5,2,3] parameter(1)
+  a = s32[5,2,3] add(p1, p0)
+  b = s32[5,2,3] add(p1, a)
+  ROOT m = s32[5,2,3] multiply(b, a)
+}
+""", "mul_add")
+    monkeypatch.setattr(tiling.Tiler, "MAX_TRIES", 300)
+    with pytest.raises(Unsupported, match=r"no instruction computes multiply on s32\[5, 2, 3\], which output 0 needs"):
+        compile_graph(g, acc, rules=rules)
+
+
+@pytest.mark.parametrize("target", ["amx", "gemmini", "qkv"])
+def test_computing_ops_cover_every_pattern(target: str) -> None:
+    """tiling._computing_ops reads the operators from the description's semantics text: every
+    operator of every g_θ(α) (sampled α) is among them, or the search's necessary condition
+    (Tiler._ok) would turn away values an instruction computes."""
+    from compilers.act import tiling
+    from compilers.act.phase1 import IsaRules
+
+    acc = load_target(target)
+    ops = tiling._computing_ops(acc)
+    gen = IsaRules(acc)
+    seen = 0
+    for ins in acc.instructions.values():
+        for i, alpha in enumerate(gen._candidates(ins, {1, 2, 3, 4, 5, 8, 16, 64})):
+            if i % 11:
+                continue
+            r = tiling._rule(acc, ins, alpha)
+            if r is None:
+                continue
+            seen += 1
+            todo, done = [r.pattern], set()
+            while todo:
+                t = todo.pop()
+                if id(t) in done:
+                    continue
+                done.add(id(t))
+                todo.extend(t.children)
+                if t.info is not None and t.info.kind == "op":
+                    assert (t.info.name, t.type.dtype) in ops, (ins.name, alpha, t.info.name)
+    assert seen >= len(acc.instructions)
