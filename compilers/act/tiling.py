@@ -668,8 +668,8 @@ class Tiler:
             ins = self.acc.instructions[name]
             if not any(self._may_match(self.tops[name], bkind, b) for b in bases):
                 continue
-            rs = [r for r in self._consistent(ins, buf, n, dem)
-                  if any(self._may_match(_top(r), bkind, b) for b in bases)]
+            rs = self._consistent(ins, buf, n, dem, bound,
+                                  lambda top: any(self._may_match(top, bkind, b) for b in bases))
             dead = self._dead_loads(ins, buf, n, dem, rs)
             for r, gone in zip(rs, dead, strict=True):
                 if gone:
@@ -707,26 +707,32 @@ class Tiler:
         best.level = self.staging
         return best
 
-    def _consistent(self, ins: Any, buf: str, n: int, dem: View) -> list[IsaRule]:
-        """The α of ``ins`` whose g_θ(α) can produce ``dem`` as far as its constant bytes go:
-        the first test of :meth:`Matcher.match`, over all α at once (one array per instruction
-        and output size, built on first use)."""
+    def _consistent(self, ins: Any, buf: str, n: int, dem: View, bound: float = math.inf,
+                    top_ok: Any = None) -> list[IsaRule]:
+        """The α of ``ins`` whose g_θ(α) can produce ``dem`` as far as its constant bytes go
+        (the first test of :meth:`Matcher.match`), that cost less than ``bound`` and whose top
+        ``top_ok`` accepts: over all α at once (arrays per instruction and output size, built
+        on first use; the top test once per distinct top)."""
         key = (ins.name, buf, n)
         st = self.stacks.get(key)
         if st is None:
             rules = self._alpha_rules(ins, buf, n)
-            st = self.stacks[key] = _stack(rules, n)
-        rules, layouts, which, ccols = st
-        if not rules:
+            st = self.stacks[key] = _stack(rules, n) + _costs_and_tops(rules, self._cost)
+        rules, layouts, which, ccols, costs, top_of, tops = st
+        if not rules or costs.min() >= bound:
             return []
         # an α fails where its pattern has a constant byte that differs from a demanded byte:
         # only the demanded columns where some α has a constant are compared
         keep = dem.defined[ccols]
         sub = layouts[:, keep]
-        bad = ((sub < 0) & (sub != dem.idx[ccols[keep]])).any(axis=1)[which]
-        if not bad.any():
+        good = ~((sub < 0) & (sub != dem.idx[ccols[keep]])).any(axis=1)[which]
+        if bound < math.inf:
+            good &= costs < bound
+        if top_ok is not None:
+            good &= np.array([top_ok(t) for t in tops], dtype=bool)[top_of]
+        if good.all():
             return rules
-        return [rules[i] for i in np.flatnonzero(~bad)]
+        return [rules[i] for i in np.flatnonzero(good)]
 
     def _alpha_rules(self, ins: Any, buf: str, n: int) -> list[IsaRule]:
         """g_θ(α) of ``ins`` for each of its α with output (buf, n), in candidate order."""
@@ -1102,6 +1108,13 @@ def _stack(rules: list[IsaRule], n: int) -> tuple:
     out = (rules, consts[reps], which, ccols)
     _STACKS[key] = (list(rules), out)
     return out
+
+
+def _costs_and_tops(rules: list[IsaRule], cost: Any) -> tuple:
+    """(each rule's cost, each rule's index into the distinct tops, the distinct tops)."""
+    tops: dict[tuple, int] = {}
+    top_of = np.array([tops.setdefault(_top(r), len(tops)) for r in rules], dtype=np.int64)
+    return (np.array([cost(r) for r in rules], dtype=np.float64), top_of, list(tops))
 
 
 _RULES: dict[tuple, IsaRule | None] = {}
