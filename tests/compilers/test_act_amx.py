@@ -351,6 +351,9 @@ def test_branch_and_bound_keeps_the_program(name: str, amx_rules, monkeypatch) -
                 tries[kind] = self.tries
 
     class Unbounded(Counted):
+        def _consistent(self, ins, buf, n, dem, bound=float("inf"), top_ok=None):  # noqa: ANN001, ANN202
+            return super()._consistent(ins, buf, n, dem, float("inf"), top_ok)
+
         def _try(self, r, dem, bound=float("inf")):  # noqa: ANN001, ANN202
             return super()._try(r, dem)
 
