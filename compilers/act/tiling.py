@@ -41,7 +41,7 @@ import math
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -496,6 +496,21 @@ class Matcher:
         yield from self._children(p.children, [self._gather(D.children[0], li), self._gather(D.children[1], rj)], bind)
 
 
+def _moved(opt: _Opt | None, d: int) -> _Opt | None:
+    """``opt`` for the same demand ``d`` bytes further into its input."""
+    if opt is None or d == 0 or opt.kind == "const":
+        return opt
+
+    def mv(v: View) -> View:
+        return View(v.base, np.where(v.idx >= 0, v.idx + d, v.idx))
+
+    if opt.kind == "input":
+        return replace(opt, offset=opt.offset + d)
+    if opt.kind == "concat":
+        return replace(opt, pieces=tuple(mv(p) for p in opt.pieces))
+    return replace(opt, operands=tuple(None if o is None else (mv(o[0]), o[1]) for o in opt.operands))
+
+
 def _is_mm(t: Term) -> bool:
     a = dict(t.info.attrs)  # type: ignore[union-attr]
     return (len(t.type.shape) == 2 and tuple(a.get("lhs_contracting_dims", ())) == (1,)
@@ -531,6 +546,11 @@ class _Search:
     #: the shallowest active demand a lookup met below the current one (a result that met
     #: only the current demand itself does not depend on what else is active: memoized)
     low: float = math.inf
+    #: per memoized demand, the shifts over which its search is the same (see Tiler._shift_key)
+    span: dict[tuple, tuple[float, float]] = field(default_factory=dict)
+    span_now: list[float] | None = None              # the current search's, narrowing
+    shifted: dict[tuple, list[tuple[Any, int, float, float]]] = field(default_factory=dict)
+    shifting: bool = True
 
 
 _TABLES: dict[tuple[int, frozenset[int]], tuple] = {}
@@ -594,7 +614,6 @@ class Tiler:
         self.root_keys: set[tuple] = set()
         self._roots_cache: set = set()
         self._roots_seen = 0
-        self.piece_keys: set[tuple] = set()
         self.reason = ""        # why build() found nothing, where it knows better than the e-graph
         self.tries = 0
         self._okm: dict[Term, bool] = {}
@@ -609,6 +628,7 @@ class Tiler:
         must write at its place (an input's own bytes do not serve)."""
         key = (buf, dem.key, self.staging > 0, part, root)
         if key in self.s.memo:
+            self._meet(self.s.span.get(key))
             return self.s.memo[key]
         depth = self.s.active.get(key)
         if depth is not None:
@@ -616,18 +636,98 @@ class Tiler:
             return None
         self.demands += 1
         if self.demands > self.MAX_DEMANDS:
+            self.s.span_now = None
             return None
+        shift = self._shift_key(dem, key) if self.s.shifting else None
+        if shift is not None:
+            for opt, at, lo, hi in self.s.shifted.get(shift[0], ()):
+                d = shift[1] - at
+                if lo <= d <= hi:       # the same search, moved by d bytes of the input
+                    best = _moved(opt, d)
+                    self.s.memo[key] = best
+                    self.s.span[key] = span = (lo - d, hi - d)
+                    self._meet(span)
+                    return best
         depth = self.s.active[key] = len(self.s.active)
         outer_low, self.s.low = self.s.low, math.inf
+        outer_span = self.s.span_now
+        self.s.span_now = [-math.inf, math.inf] if shift is None else list(shift[2])
         best = self._produce(dem, buf, part, root)
         # memoized unless it met a demand still active above this one (then it may be found
         # another way once that one is done); meeting itself does not count: every
         # instruction costs > 0, so a way through the demand itself is never the cheapest
-        if self.s.low >= depth or best is not None:
+        canonical = self.s.low >= depth
+        if canonical or best is not None:
             self.s.memo[key] = best
+        span = self.s.span_now
+        if not canonical or self.tries > self.MAX_TRIES or self.demands > self.MAX_DEMANDS:
+            span = None
+        if span is not None:
+            self.s.span[key] = (span[0], span[1])
+            if shift is not None:
+                self.s.shifted.setdefault(shift[0], []).append((best, shift[1], span[0], span[1]))
+        self.s.span_now = outer_span
+        self._meet(span)
         self.s.low = min(outer_low, self.s.low if self.s.low < depth else math.inf)
         del self.s.active[key]
         return best
+
+    # --- the same search at another offset of an input --------------------------------------
+    #
+    # A demand whose base is a kernel input is searched the same way wherever its bytes lie in
+    # the input, except where an operand would read past the input's ends (a leaf, a load). So
+    # each search of such a demand records the range of shifts d (bytes) over which every one
+    # of those bounds tests, in it and in the searches it used, comes out the same; a demand
+    # that is the same bytes moved by d within that range gets the same result, moved (the
+    # staging of a re-laid-out input: one 64-byte piece searched, the other 31 moved).
+
+    def _shift_key(self, dem: View, key: tuple) -> tuple | None:
+        """(the demand relative to its first input byte, that byte, the shifts that keep its
+        bytes inside the input) for a demand on a kernel input, else None."""
+        base = dem.base
+        if base is None or base.info is None or base.info.kind != "input":
+            return None
+        d = dem.idx
+        on = d >= 0
+        if not _nz(on):
+            return None
+        lo, hi = int(d[on].min()), int(d[on].max())
+        rel = np.where(on, d - lo, d)
+        return ((key[0], base, rel.tobytes(), key[2], key[3], key[4]), lo,
+                (-lo, _nbytes(base.type) - 1 - hi))
+
+    def _meet(self, span: tuple[float, float] | list[float] | None) -> None:
+        """Narrows the current search's range of shifts to ``span`` (None: not movable)."""
+        now = self.s.span_now
+        if now is None:
+            return
+        if span is None:
+            self.s.span_now = None
+            return
+        now[0] = max(now[0], span[0])
+        now[1] = min(now[1], span[1])
+
+    def _bounds(self, o: Any, length: Any, size: int) -> None:
+        """Records a bounds test: ``length`` bytes read at offset ``o`` of an input of ``size``
+        bytes (arrays: one test each). Its outcome is the same for the shifts d with o + d >= 0
+        and o + d + length <= size where it passes, and for those on the same side where it
+        fails (never, where length > size)."""
+        now = self.s.span_now
+        if now is None:
+            return
+        o = np.atleast_1d(np.asarray(o, dtype=np.int64))
+        length = np.broadcast_to(np.asarray(length, dtype=np.int64), o.shape)
+        fits = length <= size
+        below = fits & (o < 0)
+        above = fits & (o + length > size)
+        ok = fits & ~below & ~above
+        if _nz(ok):
+            now[0] = max(now[0], float((-o[ok]).max()))
+            now[1] = min(now[1], float((size - length[ok] - o[ok]).min()))
+        if _nz(below):
+            now[1] = min(now[1], float((-o[below] - 1).min()))
+        if _nz(above):
+            now[0] = max(now[0], float((size - length[above] - o[above] + 1).max()))
 
     def _produce(self, dem: View, buf: str, part: bool, root: bool = False) -> _Opt | None:
         if not dem.any_defined:
@@ -648,12 +748,12 @@ class Tiler:
                 staged = True
                 self.staging += 1
         try:
-            return self._produce_any(dem, buf, cands)
+            return self._produce_any(dem, buf, cands, part)
         finally:
             if staged:
                 self.staging -= 1
 
-    def _produce_any(self, dem: View, buf: str, cands: list[_Opt]) -> _Opt | None:
+    def _produce_any(self, dem: View, buf: str, cands: list[_Opt], part: bool = False) -> _Opt | None:
         n = len(dem)
         base = dem.base
         bkind = "const" if base is None else ("op" if base.info is not None and base.info.kind == "op" else "input")
@@ -680,7 +780,7 @@ class Tiler:
                 if opt is not None:
                     cands.append(opt)
                     bound = min(bound, opt.cost)
-        if buf == HBM and dem.key not in self.piece_keys:     # concat^H is not nested
+        if buf == HBM and not part:             # concat^H is not nested: a piece is not split
             bound = min((o.cost for o in cands), default=math.inf)
             for s in self.piece_sizes:
                 if s >= n or n % s:
@@ -688,7 +788,6 @@ class Tiler:
                 pieces = tuple(View(dem.base, dem.idx[i:i + s]) for i in range(0, n, s))
                 if sum(1 for pc in pieces if pc.any_defined) * self.min_store >= bound:
                     continue                     # branch and bound: more pieces than the best costs
-                self.piece_keys.update(pc.key for pc in pieces)
                 total = 0.0
                 for pc in pieces:
                     if not pc.any_defined:
@@ -775,7 +874,10 @@ class Tiler:
             off = d[None, :] - c
             o = off[np.arange(len(rows)), np.argmax(read, axis=1)]
             varies = ((off != o[:, None]) & read).any(axis=1)
-            dead = (n_base > 0) & (mixed | varies | (o < 0) | (o + psize[rows] > _nbytes(base.type)))
+            size = _nbytes(base.type)
+            moved = (n_base > 0) & ~mixed & ~varies        # decided by the bounds alone
+            self._bounds(o[moved], psize[rows][moved], size)
+            dead = (n_base > 0) & (mixed | varies | (o < 0) | (o + psize[rows] > size))
         return dead.tolist()
 
     def _gathers(self, ins: Any, buf: str, n: int) -> tuple | None:
@@ -912,6 +1014,7 @@ class Tiler:
             return None
         o = int(off[0])
         size = _nbytes(base.type)
+        self._bounds(o, len(dem), size)
         if o < 0 or o + len(dem) > size:
             return None
         return _Opt(0.0, "input", input_index=int(base.info.name), offset=o)
@@ -1009,6 +1112,9 @@ class Tiler:
 
         try:
             self.root_keys |= {r.key for r in roots}
+            # a root on an input would make a demand's search depend on where it lies
+            self.s.shifting = not any(r.base is not None and r.base.info is not None
+                                      and r.base.info.kind == "input" for r in roots)
             for i, r in enumerate(roots):
                 if self.produce(r, HBM, root=True) is None:
                     leaf = self._leaf(r)

@@ -6,6 +6,7 @@ interpreter."""
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -234,6 +235,9 @@ def test_dead_load_test_only_drops_loads_that_fail(name: str, amx_rules, monkeyp
     seen = {"dropped": 0}
 
     class Checked(tiling.Tiler):
+        def _shift_key(self, dem, key):  # noqa: ANN001, ANN202
+            return None     # every demand searched (none moved from another's search)
+
         def _dead_loads(self, ins, buf, n, dem, rs):  # noqa: ANN001, ANN202
             dead = super()._dead_loads(ins, buf, n, dem, rs)
             for r, gone in zip(rs, dead, strict=True):
@@ -420,3 +424,60 @@ def test_computing_ops_cover_every_pattern(target: str) -> None:
                 if t.info is not None and t.info.kind == "op":
                     assert (t.info.name, t.type.dtype) in ops, (ins.name, alpha, t.info.name)
     assert seen >= len(acc.instructions)
+
+
+@pytest.mark.parametrize("name", ["amx_k1", "amx_k5", "k1_48"])
+def test_a_moved_search_gives_the_program_a_full_search_gives(name: str, amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """A demand on a kernel input that is another one's bytes moved by d, within the shifts over
+    which every bounds test of that one's search comes out the same, gets its result moved
+    instead of a search of its own (K1's B staging: one 64-byte piece searched, the others
+    moved). With that turned off the search tries more α and selects the same program."""
+    from compilers.act import tiling
+
+    acc, rules = amx_rules
+    g = parse_hlo(K1_48, "k1_48") if name == "k1_48" else parse_file(PAPER / f"{name}.hlo")
+    tries: dict[str, int] = {}
+
+    class Counted(tiling.Tiler):
+        def build(self, roots):  # noqa: ANN001, ANN202
+            try:
+                return super().build(roots)
+            finally:
+                tries[kind] = self.tries
+
+    class Unmoved(Counted):
+        def _shift_key(self, dem, key):  # noqa: ANN001, ANN202
+            return None
+
+    monkeypatch.setattr(tiling, "Tiler", Counted)
+    kind = "moved"
+    fast = compile_graph(g, acc, rules=rules).program
+    monkeypatch.setattr(tiling, "Tiler", Unmoved)
+    kind = "searched"
+    slow = compile_graph(g, acc, rules=rules).program
+    assert slow == fast
+    assert tries["moved"] < tries["searched"] / 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-40, 40), st.integers(0, 50)), min_size=1, max_size=6),
+       st.integers(1, 40), st.integers(-60, 60))
+def test_a_recorded_shift_range_keeps_every_bounds_outcome(tests, size: int, d: int) -> None:  # noqa: ANN001
+    """Tiler._bounds narrows the current search's range of shifts to those where each bounds
+    test (length bytes at offset o of an input of size bytes) comes out as it did: inside the
+    range, every outcome at o + d equals the outcome at o."""
+    from compilers.act import tiling
+
+    tl = tiling.Tiler.__new__(tiling.Tiler)
+    tl.s = tiling._Search()
+    tl.s.span_now = [-math.inf, math.inf]
+    for o, length in tests:
+        tl._bounds(o, length, size)
+    lo, hi = tl.s.span_now
+    assert lo <= 0 <= hi
+
+    def fits(o: int, length: int) -> bool:
+        return o >= 0 and o + length <= size
+
+    if lo <= d <= hi:
+        assert all(fits(o + d, n) == fits(o, n) for o, n in tests)
