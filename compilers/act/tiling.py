@@ -374,16 +374,15 @@ class Matcher:
         if base.type.dtype != p.type.dtype:
             return None
         nb = p.type.dtype.nbytes
-        rows = d.idx.reshape(-1, nb)
-        dc = (rows == DC).all(axis=1)
-        ok = rows[~dc]
-        if ((rows[~dc] < 0).any()) or (ok.size and ((ok[:, 0] % nb != 0).any()
-                                                    or (ok != ok[:, :1] + np.arange(nb)).any())):
-            return None
-        if (rows[dc] != DC).any():
-            return None
-        e = np.full(rows.shape[0], -1, dtype=np.int64)
-        e[~dc] = ok[:, 0] // nb
+        first = d.idx[::nb]
+        dc = first == DC
+        e = np.where(dc, -1, first // nb)
+        if _count_nonzero((first < 0) & ~dc) or _count_nonzero(np.where(dc, 0, first % nb)):
+            return None         # a constant byte, or an element that does not start a base element
+        if nb > 1:              # each element: DC throughout, or the nb bytes of one base element
+            want = np.where(dc[:, None], DC, first[:, None] + np.arange(nb)).reshape(-1)
+            if not np.array_equal(d.idx, want):
+                return None
         return e
 
     def _gather(self, child: Term, e: np.ndarray) -> View:

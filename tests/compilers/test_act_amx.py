@@ -481,3 +481,42 @@ def test_a_recorded_shift_range_keeps_every_bounds_outcome(tests, size: int, d: 
 
     if lo <= d <= hi:
         assert all(fits(o + d, n) == fits(o, n) for o, n in tests)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from([1, 2, 4]), st.integers(1, 6), st.data())
+def test_elements_reads_whole_base_elements(nb: int, n: int, data) -> None:  # noqa: ANN001
+    """Matcher._elements: per demanded element, the base element whose nb bytes it is (-1: not
+    demanded), or None when some element is anything else (a constant byte, part of a base
+    element, bytes of two); checked against the definition, element by element."""
+    from types import SimpleNamespace
+
+    from compilers.act import tiling
+
+    dt = SimpleNamespace(nbytes=nb)
+    base = SimpleNamespace(is_param=False, info=SimpleNamespace(kind="op"), type=SimpleNamespace(dtype=dt))
+    p = SimpleNamespace(type=SimpleNamespace(dtype=dt))
+    elems = []
+    for _ in range(n):
+        kind = data.draw(st.sampled_from(["dc", "whole", "whole", "odd"]))
+        if kind == "dc":
+            elems.append([tiling.DC] * nb)
+        elif kind == "whole":
+            k = data.draw(st.integers(0, 9))
+            elems.append([k * nb + j for j in range(nb)])
+        else:
+            elems.append(data.draw(st.lists(st.sampled_from([tiling.DC, -1, -3, 0, 1, 2, 5, 8]), min_size=nb, max_size=nb)))
+    d = tiling.View(base, np.array([b for e in elems for b in e], dtype=np.int64))  # type: ignore[arg-type]
+    want: list[int] | None = []
+    for e in elems:
+        if all(b == tiling.DC for b in e):
+            want.append(-1)
+        elif e[0] >= 0 and e[0] % nb == 0 and e == [e[0] + j for j in range(nb)]:
+            want.append(e[0] // nb)
+        else:
+            want = None
+            break
+    got = tiling.Matcher(tiling.view_of, None)._elements(p, d)  # type: ignore[arg-type]
+    assert (got is None) == (want is None)
+    if want is not None:
+        assert got.tolist() == want
