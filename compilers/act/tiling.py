@@ -615,8 +615,9 @@ class Tiler:
         self._roots_seen = 0
         self.reason = ""        # why build() found nothing, where it knows better than the e-graph
         self.tries = 0
-        self._okm: dict[Term, bool] = {}
-        self._ways: dict[Term, list] = {}
+        self._okm: dict[tuple, bool] = {}      # per value (Tiler._value): computable at all
+        self._ways: dict[tuple, list] = {}
+        self._okrep: dict[tuple, Term] = {}
 
     def _cost(self, r: IsaRule) -> float:
         return float(r.instr.cost.cycles.eval(dict(r.alpha))) + 1.0   # +1: fewer instructions break ties
@@ -901,76 +902,88 @@ class Tiler:
             self._roots_seen = len(self.root_keys)
         return self._roots_cache
 
+    def _value(self, t: Term) -> tuple:
+        """What :meth:`_ok` decides for: ``t``'s e-class (all its forms share the answer), or
+        ``t`` itself where it has none."""
+        c = self.forms.cls.get(t)
+        return ("t", t) if c is None else ("c", c)
+
     def _ok(self, base: Term) -> bool:
         """A necessary condition for any instruction sequence to compute a view of the computing
-        operator ``base`` (memoized): one of its forms is an operator that some instruction's
-        g_θ has (:func:`_computing_ops`), each of whose operands is a constant, an input or
-        again such a value. A way that moves ``base`` through a parameter (a load, a store)
-        needs it computed first; a way that meets it inside a g_θ meets it with an operator of
-        that g_θ; so a value without one is produced by nothing, and the search need not try
-        the α of every instruction on it, and on every buffer (the least fixpoint over the
-        values reachable from ``base``: a value is not computed by way of itself)."""
+        operator ``base`` (memoized per value): one of its forms is an operator that some
+        instruction's g_θ has (:func:`_computing_ops`), each of whose operands is a constant, an
+        input or again such a value. A way that moves ``base`` through a parameter (a load, a
+        store) needs it computed first; a way that meets it inside a g_θ meets it with an
+        operator of that g_θ; so a value without one is produced by nothing, and the search
+        need not try the α of every instruction on it, and on every buffer (the least fixpoint
+        over the values reachable from ``base``: a value is not computed by way of itself)."""
         memo = self._okm
-        hit = memo.get(base)
+        start = self._value(base)
+        hit = memo.get(start)
         if hit is not None:
             return hit
         ops = _computing_ops(self.acc)
         view = self.forms.view_of
 
-        def op_base(t: Term) -> Term | None:
+        def op_base(t: Term) -> tuple | None:
             v = view(t)
             b = v.base
             if b is None or b.is_param or b.info is None or b.info.kind != "op" or not _nz(v.idx >= 0):
                 return None         # constant bytes, an input or a parameter: no computing
-            return b
+            k = self._value(b)
+            self._okrep.setdefault(k, b)
+            return k
 
-        forms: dict[Term, list[tuple[Term | None, tuple[Term | None, ...] | None]]] = {}
-        todo = [base]
-        while todo:             # (a form's own base, or None with the bases of its operands)
+        self._okrep.setdefault(start, base)
+        ways: dict[tuple, list[tuple[tuple | None, tuple | None]]] = {}
+        todo = [start]
+        while todo:             # (a form's own value, or None with the values of its operands)
             u = todo.pop()
-            if u in forms:
+            if u in ways:
                 continue
-            fs = forms[u] = []
-            for f in [u, *self.forms.of(u)]:
-                b = op_base(f)
-                if b is not f:
+            fs = ways[u] = []
+            t = self._okrep[u]
+            for f in [t, *self.forms.of(t)]:
+                if view(f).base is not f:
+                    b = op_base(f)
                     fs.append((b, None))            # a layout chain over another value
-                    reach: tuple[Term | None, ...] = (b,)
+                    reach: tuple[tuple | None, ...] = (b,)
                 elif (f.info.name, f.type.dtype) in ops or (  # type: ignore[union-attr]
                         f.info.name == "dot" and ({("multiply", f.type.dtype), ("fma", f.type.dtype)} & ops)):  # type: ignore[union-attr]
                     reach = tuple(op_base(c) for c in f.children)
                     fs.append((None, reach))
                 else:
                     continue
-                todo.extend(b for b in reach if b is not None and b not in memo and b not in forms)
-        ok: set[Term] = set()
+                todo.extend(b for b in reach if b is not None and b not in memo and b not in ways)
+        ok: set[tuple] = set()
 
-        def done(b: Term | None) -> bool:
+        def done(b: tuple | None) -> bool:
             return b is None or b in ok or memo.get(b) is True
 
         changed = True
         while changed:
             changed = False
-            for u, fs in forms.items():
+            for u, fs in ways.items():
                 if u not in ok and any(done(b) if ch is None else all(done(c) for c in ch) for b, ch in fs):
                     ok.add(u)
                     changed = True
-        for u, fs in forms.items():
+        for u, fs in ways.items():
             memo[u] = u in ok
             self._ways[u] = fs
-        return memo[base]
+        return memo[start]
 
     def uncomputed(self, base: Term) -> Term | None:
         """A value that ``base`` needs (itself included) of which no form is an operator of an
         instruction's g_θ, when :meth:`_ok` says no to ``base`` (None otherwise)."""
         if self._ok(base):
             return None
-        seen, todo = {base}, [base]
+        start = self._value(base)
+        seen, todo = {start}, [start]
         while todo:
             u = todo.pop(0)
             ways = self._ways[u]
             if not ways:
-                return u
+                return self._okrep[u]
             for b, ch in ways:
                 for v in (b,) if ch is None else ch:
                     if v is not None and v not in seen and not self._okm[v]:

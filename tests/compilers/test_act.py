@@ -642,3 +642,38 @@ def test_the_tiling_memoizes_a_demand_that_only_meets_itself() -> None:
     assert calls.count("X") == 1            # met only itself: memoized
     assert calls.count("B") == 2            # met A while A was searched: searched again for C
     assert calls.count("A") == 1
+
+
+def test_the_computable_test_is_decided_once_per_e_class(monkeypatch) -> None:
+    """Tiler._ok decides per e-class: all forms of a value share the answer. fuzz_008's root
+    (a wide s8 add chain) has ~1,000 forms after M2, and the demand asks the test of each; when
+    it was decided per form term, each one asked walked the whole class again (~1,000,000 byte
+    views, seconds on an exit-3 answer). Now each e-node's views are read a few times at most."""
+    from compilers.act import Unsupported, tiling
+
+    g = parse_file(CORPUS / "act-gemmini-fuzz" / "fuzz_008.gen.hlo")
+    acc = load_target("gemmini")
+    reads = {"views": 0, "enodes": 0}
+    inside = [False]
+    call = tiling._Views.__call__
+
+    def counted(self, t):  # noqa: ANN001, ANN202
+        if inside[0]:
+            reads["views"] += 1
+        return call(self, t)
+
+    ok = tiling.Tiler._ok
+
+    def in_ok(self, base):  # noqa: ANN001, ANN202
+        inside[0] = True
+        reads["enodes"] = self.forms.snap.n_nodes
+        try:
+            return ok(self, base)
+        finally:
+            inside[0] = False
+
+    monkeypatch.setattr(tiling._Views, "__call__", counted)
+    monkeypatch.setattr(tiling.Tiler, "_ok", in_ok)
+    with pytest.raises(Unsupported, match=r"no instruction computes add on s8\[16, 16\]"):
+        compile_graph(g, acc, rules=_proven(acc))
+    assert 0 < reads["views"] <= 4 * reads["enodes"], reads
