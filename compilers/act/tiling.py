@@ -33,6 +33,13 @@ instruction), by a constant (the constant section), by an instruction writing HB
 concat^H of equal pieces, each demanded on its own (output tiling). α values are drawn from the
 description's domains restricted to the kernel's dimensions and their multiples and divisors by
 2 and 4 (as for the e-graph's IR-to-ISA rules). Nothing here names a target.
+
+The search (:class:`Tiler`) is a branch and bound over those α: an α is tried only if its own
+cycles are below the best way found so far for the demand. Two exact shortcuts keep it small: a
+value none of whose forms is an operator of some instruction's semantics (nor has operands that
+are such values) is not searched for (:meth:`Tiler._ok`), and a demand on a kernel input that is
+another's bytes moved, within the shifts over which every bounds test of that one's search comes
+out the same, takes its result moved (:meth:`Tiler._bounds`, :func:`_moved`).
 """
 
 from __future__ import annotations
