@@ -335,40 +335,47 @@ def test_pattern_caches_are_bounded_and_refill_alike(amx_rules, monkeypatch) -> 
     assert again and all(again[k] is not old[k] for k in again.keys() & old.keys())
 
 
-@pytest.mark.parametrize("name", ["amx_k1", "amx_k3"])
-def test_branch_and_bound_keeps_the_program(name: str, amx_rules, monkeypatch) -> None:  # noqa: ANN001
-    """The tiling tries an α only if it could cost less than the best way found so far for the
-    demand. Tried without that bound, the search selects the same program; with it, it tries
-    fewer α (K1: a zero tile is a TILEZERO, no tile load of zeros from the constant section is
-    tried after it)."""
+def _as_is_and(variant, g, acc, rules, monkeypatch) -> list[tuple]:  # noqa: ANN001
+    """(program, α tried) of the tiling search as it is, then of ``variant(Tiler)`` (a subclass
+    that turns a part of the search off)."""
     from compilers.act import tiling
 
-    acc, rules = amx_rules
-    g = parse_file(PAPER / f"{name}.hlo")
-    tries: dict[str, int] = {}
+    tries = [0]
 
     class Counted(tiling.Tiler):
         def build(self, roots):  # noqa: ANN001, ANN202
             try:
                 return super().build(roots)
             finally:
-                tries[kind] = self.tries
+                tries[0] = self.tries
 
-    class Unbounded(Counted):
-        def _consistent(self, ins, buf, n, dem, bound=float("inf"), top_ok=None):  # noqa: ANN001, ANN202
-            return super()._consistent(ins, buf, n, dem, float("inf"), top_ok)
+    out = []
+    for cls in (Counted, variant(Counted)):
+        monkeypatch.setattr(tiling, "Tiler", cls)
+        out.append((compile_graph(g, acc, rules=rules).program, tries[0]))
+    return out
 
-        def _try(self, r, dem, bound=float("inf")):  # noqa: ANN001, ANN202
-            return super()._try(r, dem)
 
-    monkeypatch.setattr(tiling, "Tiler", Counted)
-    kind = "bounded"
-    fast = compile_graph(g, acc, rules=rules).program
-    monkeypatch.setattr(tiling, "Tiler", Unbounded)
-    kind = "unbounded"
-    slow = compile_graph(g, acc, rules=rules).program
+@pytest.mark.parametrize("name", ["amx_k1", "amx_k3"])
+def test_branch_and_bound_keeps_the_program(name: str, amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """The tiling tries an α only if it could cost less than the best way found so far for the
+    demand. Tried without that bound, the search selects the same program; with it, it tries
+    fewer α (K1: a zero tile is a TILEZERO, no tile load of zeros from the constant section is
+    tried after it)."""
+    def unbounded(base):  # noqa: ANN001, ANN202
+        class Unbounded(base):
+            def _consistent(self, ins, buf, n, dem, bound=float("inf"), top_ok=None):  # noqa: ANN001, ANN202
+                return super()._consistent(ins, buf, n, dem, float("inf"), top_ok)
+
+            def _try(self, r, dem, bound=float("inf")):  # noqa: ANN001, ANN202
+                return super()._try(r, dem)
+        return Unbounded
+
+    acc, rules = amx_rules
+    (fast, bounded), (slow, all_tried) = _as_is_and(unbounded, parse_file(PAPER / f"{name}.hlo"), acc, rules,
+                                                    monkeypatch)
     assert slow == fast
-    assert tries["bounded"] < tries["unbounded"]
+    assert bounded < all_tried
 
 
 def test_a_value_no_instruction_computes_ends_the_search_at_once(amx_rules, monkeypatch) -> None:  # noqa: ANN001
@@ -432,31 +439,17 @@ def test_a_moved_search_gives_the_program_a_full_search_gives(name: str, amx_rul
     which every bounds test of that one's search comes out the same, gets its result moved
     instead of a search of its own (K1's B staging: one 64-byte piece searched, the others
     moved). With that turned off the search tries more α and selects the same program."""
-    from compilers.act import tiling
+    def unmoved(base):  # noqa: ANN001, ANN202
+        class Unmoved(base):
+            def _shift_key(self, dem, key):  # noqa: ANN001, ANN202
+                return None
+        return Unmoved
 
     acc, rules = amx_rules
     g = parse_hlo(K1_48, "k1_48") if name == "k1_48" else parse_file(PAPER / f"{name}.hlo")
-    tries: dict[str, int] = {}
-
-    class Counted(tiling.Tiler):
-        def build(self, roots):  # noqa: ANN001, ANN202
-            try:
-                return super().build(roots)
-            finally:
-                tries[kind] = self.tries
-
-    class Unmoved(Counted):
-        def _shift_key(self, dem, key):  # noqa: ANN001, ANN202
-            return None
-
-    monkeypatch.setattr(tiling, "Tiler", Counted)
-    kind = "moved"
-    fast = compile_graph(g, acc, rules=rules).program
-    monkeypatch.setattr(tiling, "Tiler", Unmoved)
-    kind = "searched"
-    slow = compile_graph(g, acc, rules=rules).program
+    (fast, moved), (slow, searched) = _as_is_and(unmoved, g, acc, rules, monkeypatch)
     assert slow == fast
-    assert tries["moved"] < tries["searched"] / 2
+    assert moved < searched / 2
 
 
 @settings(max_examples=300, deadline=None)
