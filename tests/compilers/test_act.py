@@ -629,7 +629,7 @@ def test_the_tiling_memoizes_a_demand_that_only_meets_itself() -> None:
     class Fake(tiling.Tiler):
         def __init__(self) -> None:
             self.s = tiling._Search()
-            self.demands, self.staging = 0, 0
+            self.demands, self.staging, self.tries = 0, 0, 0
 
         def _produce(self, dem, buf, part, root=False):  # noqa: ANN001, ANN202
             n = name[dem.key]
