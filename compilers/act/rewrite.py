@@ -614,9 +614,14 @@ class IrRules:
         pre = _Prefilter(view, snap, lits)
         changed = Changes(eg, snap, lits, eg.ir_round, self.insts)
         insts = self.insts.ordered(present, "forward")
-        ops, changed.ran = self.insts.index(insts)
+        ops, changed.ran, groups = self.insts.index(insts)
+        # only the instantiations whose root requirement some e-node meets (the others have no
+        # candidate root: passed over below anyway), still in the rule set's order
+        live = sorted(j for key, js in groups.items()
+                      if (by_op.get(key[1]) if key[0] == "any" else key in pre.index) for j in js)
         n = 0
-        for inst, op in zip(insts, ops, strict=True):
+        for j in live:
+            inst, op = insts[j], ops[j]
             roots = by_op.get(op)
             if not roots:
                 continue
@@ -1015,7 +1020,7 @@ class Instantiations:
         self._rank1: dict[tuple[int, str], Inst | None] = {}
         self._kinds: dict[tuple[str, tuple[str, int]], list[tuple[tuple[int, int, int], Inst]]] = {}
         self._ordered: dict[tuple[frozenset, str], list[Inst]] = {}    # ordered()'s answers
-        self._index: dict[int, tuple[list[Inst], list[str], set[int]]] = {}   # index()'s answers
+        self._index: dict[int, tuple[list[Inst], list[str], set[int], dict]] = {}   # index()'s answers
 
     def _key(self, key: tuple[str, int]) -> list[tuple[tuple[int, int, int], Inst]]:
         hit = self._by_key.get(key)
@@ -1046,14 +1051,21 @@ class Instantiations:
             self._rank1[(ri, d)] = _make(r, d, 1)
         return self._rank1[(ri, d)]
 
-    def index(self, insts: list[Inst]) -> tuple[list[str], set[int]]:
-        """For a list :meth:`ordered` returned: its left sides' root operators, in order, and the
-        set of its members' ids (made once per list)."""
+    def index(self, insts: list[Inst]) -> tuple[list[str], set[int], dict[tuple, list[int]]]:
+        """For a list :meth:`ordered` returned: its left sides' root operators, in order, the set
+        of its members' ids, and its positions grouped by what a root e-node must be for
+        :class:`_Prefilter` to find a candidate (operator, arity, class dtype), or ("any",
+        operator) where it takes every class holding the operator (made once per list)."""
         hit = self._index.get(id(insts))
         if hit is None or hit[0] is not insts:
+            groups: dict[tuple, list[int]] = {}
+            for j, i in enumerate(insts):
+                r = _root_reqs(i)
+                key = ("any", i.lhs.opcode) if r is None else (i.lhs.opcode, r[1], r[0])  # type: ignore[union-attr]
+                groups.setdefault(key, []).append(j)
             hit = self._index[id(insts)] = (insts, [i.lhs.opcode for i in insts],  # type: ignore[union-attr]
-                                            {id(i) for i in insts})
-        return hit[1], hit[2]
+                                            {id(i) for i in insts}, groups)
+        return hit[1], hit[2], hit[3]
 
     def ordered(self, keys: set[tuple[str, int]], kind: str) -> list[Inst]:
         """The instantiations for ``keys`` of one kind, in rule-set order: ``forward`` (a left
