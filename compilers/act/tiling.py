@@ -502,6 +502,12 @@ class Matcher:
         yield from self._children(p.children, [self._gather(D.children[0], li), self._gather(D.children[1], rj)], bind)
 
 
+def _meeting(kernel_op: str) -> tuple[str, ...]:
+    """The pattern operators that may meet a kernel operator in :meth:`Matcher._op`: itself,
+    and for a dot the multiply / fma of the one-term identities."""
+    return (kernel_op, "multiply", "fma") if kernel_op == "dot" else (kernel_op,)
+
+
 def _moved(opt: _Opt | None, d: int) -> _Opt | None:
     """``opt`` for the same demand ``d`` bytes further into its input."""
     if opt is None or d == 0 or opt.kind == "const":
@@ -955,8 +961,7 @@ class Tiler:
                     b = op_base(f)
                     fs.append((b, None))            # a layout chain over another value
                     reach: tuple[tuple | None, ...] = (b,)
-                elif (f.info.name, f.type.dtype) in ops or (  # type: ignore[union-attr]
-                        f.info.name == "dot" and ({("multiply", f.type.dtype), ("fma", f.type.dtype)} & ops)):  # type: ignore[union-attr]
+                elif any((p, f.type.dtype) in ops for p in _meeting(f.info.name)):  # type: ignore[union-attr]
                     reach = tuple(op_base(c) for c in f.children)
                     fs.append((None, reach))
                 else:
@@ -1013,7 +1018,7 @@ class Tiler:
         name, dt = top[1], top[2]
         if dt != base.type.dtype:
             return False
-        if name == base.info.name or (name in ("multiply", "fma") and base.info.name == "dot"):
+        if name in _meeting(base.info.name):
             return True
         # add(0, x) => x: one operand is matched against the base itself
         return any(Tiler._may_match(sub, bkind, base) for sub in top[3])
