@@ -223,6 +223,112 @@ def test_interference_is_the_pairwise_definition_in_its_order(kernel, monkeypatc
         assert got == want and list(got) == list(frozenset(want))
 
 
+def _regions(acc, g, alloc, lay):
+    """Each value's region in a solved allocation, per access dimension (start, length), read off
+    the solution alone: an instruction's output slice at its α and β, an input slice at its
+    input's placement plus its offset, a constant at its address, a concat^H where its pieces
+    put it."""
+    in_at = {p.index: p.addr for p in lay.inputs}
+    out = {}
+    for n in g.nodes:
+        if n.kind == "pii":
+            ins = acc.instructions[n.instr]
+            env = {**dict(n.alpha), **alloc.beta[n.id]}
+            out[n.id] = ([int(e.eval(env)) for e in ins.output.start], [int(e.eval(env)) for e in ins.output.length])
+        elif n.kind == "input":
+            out[n.id] = ([in_at[n.input_index] + n.offset], [n.type.size])
+        elif n.kind == "const":
+            out[n.id] = ([alloc.const_addr[n.id]], [n.type.size * n.type.dtype.nbytes])
+    for n in reversed(g.nodes):          # a concat^H after its pieces; nested ones outside in
+        if n.kind == "concat":
+            o, off = next((o, off) for o, off in zip(n.operands, n.offsets, strict=True) if o in out)
+            out[n.id] = ([out[o][0][0] - off], [n.type.size])
+    return out
+
+
+@pytest.mark.parametrize("kernel", ["amx_k5", "amx_k1", "composite_mm_add_mm", "gemmini_mac"])
+def test_solutions_keep_every_csp4_pair_apart_and_each_value_in_its_range(kernel, monkeypatch):
+    """Every allocation M5 returns, checked against the problem's statement rather than the model
+    built: values of one buffer live at once (:func:`phase2.interference`) are disjoint in some
+    access dimension, each HBM value lies in the range :func:`phase2._hbm_hulls` gives it (the
+    pairs those ranges keep apart are left out of the model), and no register holds uses of two
+    configured shapes (the model states that per register variable up to CSP2's equalities)."""
+    acc = load_target("amx" if kernel.startswith("amx") else "gemmini")
+    seen = []
+    real = phase2.solve
+
+    def spy(acc_, g, order, lay, *a, **k):  # noqa: ANN001, ANN202
+        alloc = real(acc_, g, order, lay, *a, **k)
+        seen.append((g, lay, alloc))
+        return alloc
+
+    monkeypatch.setattr(phase2, "solve", spy)
+    compile_graph(parse_file(PAPER / f"{kernel}.hlo"), acc, rules=_proven(acc))
+    solved = [(g, lay, a) for g, lay, a in seen if a.ok]
+    assert solved
+    hull_pairs = 0
+    for g, lay, alloc in solved:
+        reg = _regions(acc, g, alloc, lay)
+        hull = phase2._hbm_hulls(g, lay, phase2.alias_groups(g), {v: r[0] for v, r in reg.items()},
+                                 {v: r[1] for v, r in reg.items()}, acc.buffers["d0"].access[0])
+        for v, (lo, hi) in hull.items():
+            (s,), (n,) = reg[v]
+            assert lo <= s and s + n <= hi, (v, g.nodes[v].kind, s, n, lo, hi)
+        for a, b in alloc.interference:
+            (sa, la), (sb, lb) = reg[a], reg[b]
+            assert any(x + lx <= y or y + ly <= x for x, lx, y, ly in zip(sa, la, sb, lb, strict=True)), (a, b)
+            if a in hull and b in hull:
+                hull_pairs += 1
+        shape_at: dict[tuple[str, int], tuple] = {}
+        for n in g.nodes:
+            if n.kind != "pii":
+                continue
+            ins = acc.instructions[n.instr]
+            for r, shape in ins.config:
+                buf = next(sp.buffer for sp in (*ins.inputs, ins.output)
+                           if sp.start and getattr(sp.start[0], "name", None) == r)
+                key = (buf, alloc.beta[n.id][r])
+                sh = tuple(int(e.eval(dict(n.alpha))) for e in shape)
+                assert shape_at.setdefault(key, sh) == sh, (key, sh, shape_at[key])
+    assert hull_pairs > 0           # the ranges were read on pairs of these kernels
+
+
+def test_hbm_ranges_only_where_the_output_holds_its_group():
+    """phase2._hbm_hulls: an output's placement bounds its group only where the group is the
+    output and what is nested in it. An output that is also a piece of a larger concat^H (the
+    concat^H reaches outside the output), or one value given as two outputs, gets no range;
+    an input slice is where it is; a staging value lies above every input and output."""
+    from compilers.act.phase1 import PiiGraph, PiiNode
+    from semantics.dtypes import DTYPES
+    from semantics.types import TensorType
+
+    def u8(n):
+        return TensorType(DTYPES["u8"], (n,))
+
+    def graph(roots):
+        g = PiiGraph()
+        g.nodes = [PiiNode(0, "input", type=u8(64), input_index=0),
+                   PiiNode(1, "pii", "x", type=u8(64), operands=(0,)),
+                   PiiNode(2, "pii", "x", type=u8(64), operands=(0,)),
+                   PiiNode(3, "concat", type=u8(128), operands=(1, 2), offsets=(0, 64)),
+                   PiiNode(4, "pii", "x", type=u8(64), operands=(0,))]
+        g.roots = roots
+        lay = phase2.hbm_layout([u8(64)], [g.nodes[r].type for r in roots])
+        start = {0: [lay.inputs[0].addr]} | {v: [object()] for v in range(1, 5)}
+        length = {v: [g.nodes[v].type.size] for v in range(5)}
+        return phase2._hbm_hulls(g, lay, phase2.alias_groups(g), start, length, 1 << 20), lay
+
+    hull, lay = graph([3])          # the concat^H is the output: its pieces lie in it
+    out = (lay.outputs[0].addr, lay.outputs[0].addr + 128)
+    assert hull[1] == hull[2] == hull[3] == out
+    assert hull[0] == (lay.inputs[0].addr, lay.inputs[0].addr + 64)
+    assert hull[4] == (lay.free_start, 1 << 20)
+    hull, lay = graph([1])         # a piece is the output: the concat^H is not in it
+    assert 1 not in hull and 3 not in hull and 2 not in hull
+    hull, lay = graph([4, 4])      # one value, two outputs
+    assert 4 not in hull and hull[3] == (lay.free_start, 1 << 20)
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.data())
 def test_constants_is_the_least_fixpoint(data):
