@@ -481,25 +481,28 @@ class Matcher:
         M, N = D.type.shape
         if p.children[0].type.shape[1] != D.children[0].type.shape[1]:
             return                                   # whole contractions only
+        # each demanded row reads one row of D and each demanded column one column (-1: none)
         e2 = e.reshape(m, n)
-        ri = np.full(m, -1, dtype=np.int64)
-        cj = np.full(n, -1, dtype=np.int64)
-        for i in range(m):
-            v = np.unique(e2[i][e2[i] >= 0] // N)
-            if v.size > 1:
-                return
-            if v.size:
-                ri[i] = v[0]
-        for j in range(n):
-            v = np.unique(e2[:, j][e2[:, j] >= 0] % N)
-            if v.size > 1:
-                return
-            if v.size:
-                cj[j] = v[0]
+        ri = _one_per_line(e2 >= 0, e2 // N, 1)
+        cj = _one_per_line(e2 >= 0, e2 % N, 0)
+        if ri is None or cj is None:
+            return
         K = D.children[0].type.shape[1]
         li = np.where(ri[:, None] >= 0, ri[:, None] * K + np.arange(K)[None, :], -1).reshape(-1)
         rj = np.where(cj[None, :] >= 0, np.arange(K)[:, None] * N + cj[None, :], -1).reshape(-1)
         yield from self._children(p.children, [self._gather(D.children[0], li), self._gather(D.children[1], rj)], bind)
+
+
+def _one_per_line(valid: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray | None:
+    """Per line along ``axis`` of a 2-D array (axis 1: per row), the one value ``v`` takes at its
+    ``valid`` places (-1 where none is valid), or None when a line takes two values."""
+    big = np.iinfo(np.int64).max
+    hi = np.where(valid, v, -1).max(axis=axis)
+    lo = np.where(valid, v, big).min(axis=axis)
+    any_valid = hi >= 0
+    if _count_nonzero(any_valid & (lo != hi)):
+        return None
+    return np.where(any_valid, hi, -1)
 
 
 def _meeting(kernel_op: str) -> tuple[str, ...]:

@@ -513,3 +513,28 @@ def test_elements_reads_whole_base_elements(nb: int, n: int, data) -> None:  # n
     assert (got is None) == (want is None)
     if want is not None:
         assert got.tolist() == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 5), st.data())
+def test_one_value_per_line_is_its_definition(m: int, n: int, data) -> None:  # noqa: ANN001
+    """tiling._one_per_line (the dot match's row and column test, whole arrays at once) against
+    the line-by-line definition: per line the distinct values at its valid places, one or
+    none (-1), else None."""
+    from compilers.act import tiling
+
+    v = np.array(data.draw(st.lists(st.integers(0, 3), min_size=m * n, max_size=m * n)), dtype=np.int64).reshape(m, n)
+    valid = np.array(data.draw(st.lists(st.booleans(), min_size=m * n, max_size=m * n))).reshape(m, n)
+    for axis in (0, 1):
+        lines = [(v[i], valid[i]) for i in range(m)] if axis == 1 else [(v[:, j], valid[:, j]) for j in range(n)]
+        want: list[int] | None = []
+        for vals, ok in lines:
+            distinct = sorted(set(vals[ok].tolist()))
+            if len(distinct) > 1:
+                want = None
+                break
+            want.append(distinct[0] if distinct else -1)
+        got = tiling._one_per_line(valid, v, axis)
+        assert (got is None) == (want is None)
+        if want is not None:
+            assert got.tolist() == want
