@@ -505,6 +505,25 @@ def _one_per_line(valid: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray | N
     return np.where(any_valid, hi, -1)
 
 
+def _meets(top: tuple, base: Term) -> bool:
+    """Whether the pattern operator of ``top`` can meet the kernel operator of ``base`` in
+    :meth:`Matcher._op`: one of :func:`_meeting`'s, and for a kernel dot what each branch
+    requires of it: a matrix product (:func:`_is_mm`), of the same contraction size for a
+    pattern dot (:meth:`Matcher._dot` takes whole contractions; the top states the size where
+    it is known), of size 1 for the one-term identities (multiply, fma)."""
+    name, bn = top[1], base.info.name  # type: ignore[union-attr]
+    if name not in _meeting(bn):
+        return False
+    if bn != "dot":
+        return True
+    if not _is_mm(base):
+        return False
+    k = base.children[0].type.shape[1]
+    if name == "dot":
+        return top[4] is None or top[4] == k
+    return k == 1
+
+
 def _meeting(kernel_op: str) -> tuple[str, ...]:
     """The pattern operators that may meet a kernel operator in :meth:`Matcher._op`: itself,
     and for a dot the multiply / fma of the one-term identities."""
@@ -591,7 +610,7 @@ def _alpha_tables(acc: Accelerator, doms: set[int]) -> tuple[dict, dict, list[in
                 r = _rule(acc, ins, alpha)
                 if r is None:
                     continue
-                tops[ins.name] = _top(r)
+                tops[ins.name] = _sizeless(_top(r))
             by_out.setdefault((ins.output.buffer, nb), []).append((ins, alpha))
             if ins.output.buffer == HBM:
                 hbm_sizes.add(nb)
@@ -1018,13 +1037,15 @@ class Tiler:
         if bkind != "op":
             return False
         assert base is not None and base.info is not None
-        name, dt = top[1], top[2]
+        dt = top[2]
         if dt != base.type.dtype:
             return False
-        if name in _meeting(base.info.name):
+        if _meets(top, base):
             return True
-        # add(0, x) => x: one operand is matched against the base itself
-        return any(Tiler._may_match(sub, bkind, base) for sub in top[3])
+        # add(0, x) => x: one operand is matched against the base itself, the other against
+        # zeros (which only a constant, a parameter or an elementwise operator's fixed point meets)
+        subs = top[3]
+        return any(Tiler._may_match(subs[s], bkind, base) and _may_be_constant(subs[1 - s]) for s in range(len(subs)))
 
     def _leaf(self, dem: View) -> _Opt | None:
         d = dem.idx
@@ -1200,8 +1221,9 @@ def _top(r: IsaRule) -> tuple:
 
 def _top_of(pat: Term, r: IsaRule) -> tuple:
     """``pat``'s top below its layout chain: ("const",), ("param", buffer) or ("op", name,
-    dtype, operand tops); the operand tops only for an integer add, whose operand ``x`` may meet
-    the demand through ``add(0, x) => x`` (:meth:`Matcher._op`), else ()."""
+    dtype, operand tops, contraction size); the operand tops only for an integer add, whose
+    operand ``x`` may meet the demand through ``add(0, x) => x`` (:meth:`Matcher._op`), else ();
+    the contraction size only for a matrix product, else None."""
     b = view_of(pat).base
     if b is None:
         return ("const",)
@@ -1211,7 +1233,23 @@ def _top_of(pat: Term, r: IsaRule) -> tuple:
     subs: tuple = ()
     if b.info.name == "add" and not b.type.dtype.is_float and len(b.children) == 2:
         subs = tuple(_top_of(c, r) for c in b.children)
-    return ("op", b.info.name, b.type.dtype, subs)
+    k = int(b.children[0].type.shape[1]) if b.info.name == "dot" and _is_mm(b) else None
+    return ("op", b.info.name, b.type.dtype, subs, k)
+
+
+def _may_be_constant(top: tuple) -> bool:
+    """Whether a pattern with this top can compute a demand of constant bytes
+    (:meth:`Matcher.match`): its own constants, a parameter bound to them, or an elementwise
+    operator mapping a constant to itself (:meth:`Matcher._fixed_point`)."""
+    return top[0] != "op" or top[1] in _ELEMENTWISE
+
+
+def _sizeless(top: tuple) -> tuple:
+    """``top`` with no contraction size: what every α of an instruction has in common (its
+    sizes vary with α)."""
+    if top[0] != "op":
+        return top
+    return top[:3] + (tuple(_sizeless(t) for t in top[3]), None)
 
 
 _STACKS: dict[tuple[int, ...], tuple[list[IsaRule], tuple]] = {}

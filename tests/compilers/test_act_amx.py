@@ -538,3 +538,75 @@ def test_one_value_per_line_is_its_definition(m: int, n: int, data) -> None:  # 
         assert (got is None) == (want is None)
         if want is not None:
             assert got.tolist() == want
+
+
+@pytest.mark.parametrize("name", ["amx_k1", "amx_k5"])
+def test_alphas_the_top_test_rules_out_have_no_binding(name: str, amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """Tiler._may_match reads, beyond the operators, what Matcher._op requires of a kernel dot
+    (a matrix product; of the same contraction size for a pattern dot; of size 1 for multiply
+    and fma) and that add(0, x)'s other operand can be zeros. On the demands the search meets,
+    every α of an instruction of the demand's size whose top it rejects has no binding at all,
+    and it rejects some (tdpbusd with a partial contraction)."""
+    from compilers.act import tiling
+
+    seen = []
+    real = tiling.Tiler._produce_any
+
+    def spy(self, dem, buf, cands, part=False):  # noqa: ANN001, ANN202
+        seen.append((self, dem, buf))
+        return real(self, dem, buf, cands, part)
+
+    monkeypatch.setattr(tiling.Tiler, "_produce_any", spy)
+    acc, rules = amx_rules
+    compile_graph(parse_file(PAPER / f"{name}.hlo"), acc, rules=rules)
+    rejected: dict[str, int] = {}
+    for tl, dem, buf in seen[:60]:
+        base = dem.base
+        if base is None or base.info is None or base.info.kind != "op":
+            continue
+        bases = [base] + tl.forms.bases(dem)
+        for ins, alpha in tl.by_out.get((buf, len(dem)), ()):
+            r = tiling._rule(acc, ins, alpha)
+            if r is None or any(tl._may_match(tiling._top(r), "op", b) for b in bases):
+                continue
+            if rejected.get(ins.name, 0) >= 40:
+                continue
+            rejected[ins.name] = rejected.get(ins.name, 0) + 1
+            assert not list(tl.m.match(r.pattern, dem, {})), (ins.name, alpha)
+    assert rejected.get("tdpbusd", 0) > 0
+
+
+def test_a_partial_contraction_is_not_tried_on_a_whole_one(amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """K1: of TDPBUSD's α for a 16x16 s32 tile, only K = 64 (the kernel dot's whole contraction)
+    can compute a tile of the dot, so it is the one tried, once per C tile (4); the operator test
+    alone tried all 8 sizes of each. The same program either way."""
+    from compilers.act import tiling
+
+    def operators_only(cls):  # noqa: ANN001, ANN202
+        class Plain(cls):
+            @staticmethod
+            def _may_match(top, bkind, base):  # noqa: ANN001, ANN205
+                if top[0] != "op" or bkind != "op" or base is None:
+                    return cls._may_match(top, bkind, base)
+                if top[2] != base.type.dtype:
+                    return False
+                return top[1] in tiling._meeting(base.info.name) or any(
+                    Plain._may_match(t, bkind, base) for t in top[3])
+        return Plain
+
+    tdp = [0]
+    real = tiling.Tiler._try
+
+    def count(self, r, dem, bound=math.inf):  # noqa: ANN001, ANN202
+        tdp[0] += r.instr.name == "tdpbusd"
+        return real(self, r, dem, bound)
+
+    monkeypatch.setattr(tiling.Tiler, "_try", count)
+    acc, rules = amx_rules
+    g = parse_file(PAPER / "amx_k1.hlo")
+    compile_graph(g, acc, rules=rules)
+    assert tdp[0] == 4
+    (prog, tries), (plain_prog, plain_tries) = _as_is_and(operators_only, g, acc, rules, monkeypatch)
+    assert prog == plain_prog
+    assert tries < plain_tries
+    assert tdp[0] > 4 + 4 + 8
