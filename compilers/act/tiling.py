@@ -590,10 +590,11 @@ class _Search:
 _TABLES: dict[tuple[int, frozenset[int]], tuple] = {}
 
 
-def _alpha_tables(acc: Accelerator, doms: set[int]) -> tuple[dict, dict, list[int], float]:
+def _alpha_tables(acc: Accelerator, doms: set[int]) -> tuple[dict, dict, dict, list[int], float]:
     """Per instruction, its α candidates over ``doms`` grouped by (output buffer, output bytes),
     computed from the slice specs alone (g_θ(α) is generated only when a demand may use it);
-    each instruction's top operator; the HBM output sizes, largest first; the cheapest store."""
+    each instruction's top operator; per buffer, the distinct tops of the instructions that
+    write it; the HBM output sizes, largest first; the cheapest store."""
     gen = IsaRules(acc)
     by_out: dict[tuple[str, int], list[tuple[Any, dict[str, int]]]] = {}
     tops: dict[str, tuple] = {}
@@ -615,7 +616,12 @@ def _alpha_tables(acc: Accelerator, doms: set[int]) -> tuple[dict, dict, list[in
             if ins.output.buffer == HBM:
                 hbm_sizes.add(nb)
                 min_store = min(min_store, float(ins.cost.cycles.eval(alpha)) + 1.0)
-    return by_out, tops, sorted(hbm_sizes, reverse=True), (min_store if min_store < math.inf else 1.0)
+    writers: dict[str, list[tuple]] = {}
+    for (buf, _), entries in by_out.items():
+        for ins, _ in entries:
+            if tops[ins.name] not in writers.setdefault(buf, []):
+                writers[buf].append(tops[ins.name])
+    return by_out, tops, writers, sorted(hbm_sizes, reverse=True), (min_store if min_store < math.inf else 1.0)
 
 
 class Tiler:
@@ -641,7 +647,7 @@ class Tiler:
         hit = _TABLES.get(key)
         if hit is None or hit[0] is not acc:
             hit = _TABLES[key] = (acc, *_alpha_tables(acc, doms), {}, {})
-        _, self.by_out, self.tops, self.piece_sizes, self.min_store, self.stacks, self.names_out = hit
+        _, self.by_out, self.tops, self.writers, self.piece_sizes, self.min_store, self.stacks, self.names_out = hit
         self.s = _Search()
         self.demands = 0
         self.staging = 0
@@ -653,6 +659,7 @@ class Tiler:
         self._okm: dict[tuple, bool] = {}      # per value (Tiler._value): computable at all
         self._ways: dict[tuple, list] = {}
         self._okrep: dict[tuple, Term] = {}
+        self._held: dict[tuple[str, Term], bool] = {}    # (buffer, kernel op): some instruction may put it there
 
     def _cost(self, r: IsaRule) -> float:
         return float(r.instr.cost.cycles.eval(dict(r.alpha))) + 1.0   # +1: fewer instructions break ties
@@ -1025,15 +1032,19 @@ class Tiler:
                         todo.append(v)
         return None
 
-    @staticmethod
-    def _may_match(top: tuple, bkind: str, base: Term | None) -> bool:
+    def _may_match(self, top: tuple, bkind: str, base: Term | None, seen: frozenset[str] = frozenset()) -> bool:
         """A cheap necessary condition for g_θ(α) (top operator ``top``) to compute a view of
         ``base``: the operators meet (or one of the two identities applies), or g_θ moves a
-        parameter whose buffer can hold the base (HBM holds only inputs and constants)."""
+        parameter whose buffer can hold the base. HBM holds only inputs and constants; another
+        buffer holds a computed value only where an instruction that writes it may compute or
+        move it there (:meth:`_holds`: a tile store of an f32 product is not tried on a target
+        whose tiles compute only integer products)."""
         if top[0] == "const":
             return bkind == "const"
         if top[0] == "param":
-            return top[1] != HBM or bkind != "op"
+            if top[1] == HBM:
+                return bkind != "op"
+            return bkind != "op" or self._holds(top[1], base, seen)  # type: ignore[arg-type]
         if bkind != "op":
             return False
         assert base is not None and base.info is not None
@@ -1045,7 +1056,26 @@ class Tiler:
         # add(0, x) => x: one operand is matched against the base itself, the other against
         # zeros (which only a constant, a parameter or an elementwise operator's fixed point meets)
         subs = top[3]
-        return any(Tiler._may_match(subs[s], bkind, base) and _may_be_constant(subs[1 - s]) for s in range(len(subs)))
+        return any(self._may_match(subs[s], bkind, base, seen) and _may_be_constant(subs[1 - s])
+                   for s in range(len(subs)))
+
+    def _holds(self, buf: str, base: Term, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether some instruction writing ``buf`` may put a view of the kernel operator
+        ``base`` there (:meth:`_may_match` on its top; a move from a buffer already on the
+        path, ``seen``, brings nothing new): a demand on ``buf`` with that base fails
+        otherwise, every instruction :meth:`_produce_any` could try for it being one of these."""
+        key = (buf, base)
+        if not seen:
+            hit = self._held.get(key)
+            if hit is not None:
+                return hit
+        if buf in seen:
+            return False
+        inner = seen | {buf}
+        out = any(self._may_match(t, "op", base, inner) for t in self.writers.get(buf, ()))
+        if not seen:
+            self._held[key] = out
+        return out
 
     def _leaf(self, dem: View) -> _Opt | None:
         d = dem.idx
