@@ -297,14 +297,15 @@ def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules
 
     library = load()
 
+    known: dict[tuple[str, str], bool] = {}     # per (rule, dtype): the search asks often
+
     def identity(name: str, dtype: str) -> bool:
-        r = library.get(name)
-        if r is None:
-            return False
-        if dtype not in r.dtypes:
-            return False
-        inst = first_instantiation(r, dtype)
-        return inst is not None and rules.gate.ok(inst)
+        hit = known.get((name, dtype))
+        if hit is None:
+            r = library.get(name)
+            inst = first_instantiation(r, dtype) if r is not None and dtype in r.dtypes else None
+            hit = known[(name, dtype)] = inst is not None and rules.gate.ok(inst)
+        return hit
 
     dims: set[int] = set()
     for ins in graph.entry.instructions:

@@ -424,7 +424,7 @@ class Matcher:
                 yield from self._dot(p, D, e, bind)
             elif (dn == "dot" and name == "fma" and _is_mm(D) and D.children[0].type.shape[1] == 1
                   and len(p.children) == 3 and D.type.dtype.name == "f32"
-                  and self.identity("dot(a, b) with K = 1 => fma(broadcast(a), broadcast(b), -0.0)", "f32")):
+                  and self.identity(DOT_AS_FMA, "f32")):
                 n_cols = D.type.shape[1]
                 rows = np.where(e >= 0, e // n_cols, -1)
                 cols = np.where(e >= 0, e % n_cols, -1)
@@ -433,7 +433,7 @@ class Matcher:
                 yield from self._children(p.children, [self._gather(D.children[0], rows),
                                                        self._gather(D.children[1], cols), View(None, c)], bind)
             elif (dn == "dot" and name == "multiply" and _is_mm(D) and D.children[0].type.shape[1] == 1
-                  and self.identity("dot(a, b) with K = 1 => multiply(broadcast(a), broadcast(b))", D.type.dtype.name)):
+                  and self.identity(DOT_AS_MULTIPLY, D.type.dtype.name)):
                 n_cols = D.type.shape[1]
                 rows = np.where(e >= 0, e // n_cols, -1)
                 cols = np.where(e >= 0, e % n_cols, -1)
@@ -505,12 +505,18 @@ def _one_per_line(valid: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray | N
     return np.where(any_valid, hi, -1)
 
 
-def _meets(top: tuple, base: Term) -> bool:
+#: the one-term identities :meth:`Matcher._op` uses where their library rules pass the proof gate
+DOT_AS_FMA = "dot(a, b) with K = 1 => fma(broadcast(a), broadcast(b), -0.0)"
+DOT_AS_MULTIPLY = "dot(a, b) with K = 1 => multiply(broadcast(a), broadcast(b))"
+
+
+def _meets(top: tuple, base: Term, identity: Any) -> bool:
     """Whether the pattern operator of ``top`` can meet the kernel operator of ``base`` in
     :meth:`Matcher._op`: one of :func:`_meeting`'s, and for a kernel dot what each branch
     requires of it: a matrix product (:func:`_is_mm`), of the same contraction size for a
     pattern dot (:meth:`Matcher._dot` takes whole contractions; the top states the size where
-    it is known), of size 1 for the one-term identities (multiply, fma)."""
+    it is known), of size 1 for the one-term identities (multiply, fma: f32 only), whose rule
+    passes the gate (``identity``)."""
     name, bn = top[1], base.info.name  # type: ignore[union-attr]
     if name not in _meeting(bn):
         return False
@@ -521,7 +527,10 @@ def _meets(top: tuple, base: Term) -> bool:
     k = base.children[0].type.shape[1]
     if name == "dot":
         return top[4] is None or top[4] == k
-    return k == 1
+    dt = base.type.dtype.name
+    if name == "fma":
+        return k == 1 and dt == "f32" and bool(identity(DOT_AS_FMA, "f32"))
+    return k == 1 and bool(identity(DOT_AS_MULTIPLY, dt))
 
 
 def _meeting(kernel_op: str) -> tuple[str, ...]:
@@ -1051,7 +1060,7 @@ class Tiler:
         dt = top[2]
         if dt != base.type.dtype:
             return False
-        if _meets(top, base):
+        if _meets(top, base, self.m.identity):
             return True
         # add(0, x) => x: one operand is matched against the base itself, the other against
         # zeros (which only a constant, a parameter or an elementwise operator's fixed point meets)
