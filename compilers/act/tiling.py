@@ -817,7 +817,9 @@ class Tiler:
             names = self.names_out[(buf, n)] = list(dict.fromkeys(i.name for i, _ in self.by_out.get((buf, n), ())))
         for name in names:
             ins = self.acc.instructions[name]
-            if not any(self._may_match(self.tops[name], bkind, b) for b in bases):
+            # the first α's top for the instruction: a move is let through here (a strided
+            # store's other α have a select or dynamic-update-slice top); each α is tested below
+            if not any(self._may_match(self.tops[name], bkind, b, moves=False) for b in bases):
                 continue
             rs = self._consistent(ins, buf, n, dem, bound,
                                   lambda top: any(self._may_match(top, bkind, b) for b in bases))
@@ -1041,19 +1043,20 @@ class Tiler:
                         todo.append(v)
         return None
 
-    def _may_match(self, top: tuple, bkind: str, base: Term | None, seen: frozenset[str] = frozenset()) -> bool:
+    def _may_match(self, top: tuple, bkind: str, base: Term | None, seen: frozenset[str] = frozenset(),
+                   moves: bool = True) -> bool:
         """A cheap necessary condition for g_θ(α) (top operator ``top``) to compute a view of
         ``base``: the operators meet (or one of the two identities applies), or g_θ moves a
         parameter whose buffer can hold the base. HBM holds only inputs and constants; another
         buffer holds a computed value only where an instruction that writes it may compute or
-        move it there (:meth:`_holds`: a tile store of an f32 product is not tried on a target
-        whose tiles compute only integer products)."""
+        move it there (:meth:`_holds`, read where ``moves``: a tile store of an f32 product is
+        not tried on a target whose tiles compute only integer products)."""
         if top[0] == "const":
             return bkind == "const"
         if top[0] == "param":
             if top[1] == HBM:
                 return bkind != "op"
-            return bkind != "op" or self._holds(top[1], base, seen)  # type: ignore[arg-type]
+            return bkind != "op" or not moves or self._holds(top[1], base, seen)  # type: ignore[arg-type]
         if bkind != "op":
             return False
         assert base is not None and base.info is not None
@@ -1072,7 +1075,10 @@ class Tiler:
         """Whether some instruction writing ``buf`` may put a view of the kernel operator
         ``base`` there (:meth:`_may_match` on its top; a move from a buffer already on the
         path, ``seen``, brings nothing new): a demand on ``buf`` with that base fails
-        otherwise, every instruction :meth:`_produce_any` could try for it being one of these."""
+        otherwise, every instruction :meth:`_produce_any` could try for it being one of these.
+        An instruction's top is its first α's, as :meth:`_produce_any` reads it: for the
+        instructions that write a buffer other than HBM it is every α's
+        (test_writers_of_buffers_have_one_top)."""
         key = (buf, base)
         if not seen:
             hit = self._held.get(key)

@@ -591,13 +591,13 @@ def test_a_partial_contraction_is_not_tried_on_a_whole_one(amx_rules, monkeypatc
 
     def operators_only(cls):  # noqa: ANN001, ANN202
         class Plain(cls):
-            def _may_match(self, top, bkind, base, seen=frozenset()):  # noqa: ANN001, ANN202
+            def _may_match(self, top, bkind, base, seen=frozenset(), moves=True):  # noqa: ANN001, ANN202
                 if top[0] != "op" or bkind != "op" or base is None:
-                    return super()._may_match(top, bkind, base, seen)
+                    return super()._may_match(top, bkind, base, seen, moves)
                 if top[2] != base.type.dtype:
                     return False
                 return top[1] in tiling._meeting(base.info.name) or any(
-                    self._may_match(t, bkind, base, seen) for t in top[3])
+                    self._may_match(t, bkind, base, seen, moves) for t in top[3])
         return Plain
 
     tdp = [0]
@@ -647,3 +647,37 @@ def test_a_move_from_a_buffer_nothing_can_fill_is_not_tried(amx_rules, monkeypat
     (prog, tries), (loose_prog, loose_tries) = _as_is_and(always, g, acc, rules, monkeypatch)
     assert prog == loose_prog
     assert tries < loose_tries and stores[0] > 6 + 6 + 100
+
+
+def _writer_tops(target: str, dims: set[int]) -> dict[str, set]:
+    from compilers.act import tiling
+    from compilers.isa import HBM
+
+    acc = load_target(target)
+    tl = tiling.Tiler(acc, dims, lambda *a: False, [])
+    tops: dict[str, set] = {}
+    for (buf, _), entries in tl.by_out.items():
+        if buf == HBM:
+            continue
+        for ins, alpha in entries:
+            r = tiling._rule(acc, ins, alpha)
+            if r is not None:
+                tops.setdefault(ins.name, set()).add(tiling._sizeless(tiling._top(r)))
+    assert tops
+    return {name: ts for name, ts in tops.items() if ts != {tl.tops[name]}}
+
+
+@pytest.mark.parametrize("target,dims", [("amx", {3, 16, 32, 64}), ("qkv", {16, 64})])
+def test_writers_of_buffers_have_one_top(target: str, dims: set[int]) -> None:
+    """Tiler._holds reads each instruction that writes a buffer other than HBM by its first α's
+    top (as Tiler._produce_any's instruction filter does): every α of those instructions has
+    that top (stores into HBM do not: a strided one's is a select or a dynamic-update-slice,
+    which is why moves pass that filter and are tested per α)."""
+    assert _writer_tops(target, dims) == {}
+
+
+@pytest.mark.slow
+def test_gemmini_writers_of_buffers_have_one_top() -> None:
+    """As test_writers_of_buffers_have_one_top for Gemmini (39,793 α at these dimensions:
+    about a minute and a half)."""
+    assert _writer_tops("gemmini", {3, 4, 16}) == {}
