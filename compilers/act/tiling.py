@@ -309,10 +309,17 @@ class Forms:
 
     def _form_views(self, dem: View) -> list[View]:
         """The views of the other forms of ``dem``'s base (those with a base of their own)."""
-        base = dem.base
+        return self._base_form_views(dem.base)
+
+    def _base_form_views(self, base: Term | None) -> list[View]:
         if base is None or base.info is None or base.info.kind != "op":
             return []
         return [av for a in self.of(base) if (av := self.view_of(a)).base is not None]
+
+    def base_forms(self, base: Term | None) -> list[Term | None]:
+        """``base`` and the bases of its other forms: what a demand on ``base`` is matched
+        against (:meth:`Matcher.match` reads a demand through each form)."""
+        return [base] + [av.base for av in self._base_form_views(base)]
 
     def bases(self, dem: View) -> list[Term]:
         """The bases of :meth:`views` (without reading ``dem``'s bytes through each)."""
@@ -620,7 +627,7 @@ def _alpha_tables(acc: Accelerator, doms: set[int]) -> tuple[dict, dict, dict, l
                 r = _rule(acc, ins, alpha)
                 if r is None:
                     continue
-                tops[ins.name] = _sizeless(_top(r))
+                tops[ins.name] = _sizeless(_top(r), kids=ins.output.buffer != HBM)
             by_out.setdefault((ins.output.buffer, nb), []).append((ins, alpha))
             if ins.output.buffer == HBM:
                 hbm_sizes.add(nb)
@@ -1063,13 +1070,42 @@ class Tiler:
         dt = top[2]
         if dt != base.type.dtype:
             return False
-        if _meets(top, base, self.m.identity):
+        if _meets(top, base, self.m.identity) and self._operands_may_match(top, base, seen, moves):
             return True
         # add(0, x) => x: one operand is matched against the base itself, the other against
         # zeros (which only a constant, a parameter or an elementwise operator's fixed point meets)
         subs = top[3]
         return any(self._may_match(subs[s], bkind, base, seen) and _may_be_constant(subs[1 - s])
                    for s in range(len(subs)))
+
+    def _operands_may_match(self, top: tuple, base: Term, seen: frozenset[str], moves: bool) -> bool:
+        """For an elementwise operator met by the same one (:meth:`Matcher._op`'s elementwise
+        branch): the kernel operator's operands are whole tensors of its shape, and each
+        pattern operand that is an operator may match the demand gathered from the kernel's
+        operand (its base, or a form of it). True where the top states no operand tops."""
+        kids = _operand_tops(top)
+        if kids is None or top[1] != base.info.name:  # type: ignore[union-attr]
+            return True
+        if len(base.children) != len(kids) or any(c.type.shape != base.type.shape for c in base.children):
+            return False
+        return all(self._operand_ok(kt, self.m.kernel_view(kc).base, seen, moves)
+                   for kt, kc in zip(kids, base.children, strict=True))
+
+    def _operand_ok(self, kt: tuple, kb: Term | None, seen: frozenset[str], moves: bool) -> bool:
+        """Whether a pattern operand with top ``kt`` may match a demand on the kernel value
+        ``kb`` (None: constant bytes). A parameter binds any demand and a constant is left to
+        the byte comparison; an operator meets constants only as a fixed point
+        (:func:`_may_be_constant`), an input's bytes only through an integer add's zero
+        identity, and a kernel operator as :meth:`_may_match` says for it or a form of it."""
+        if kt[0] != "op":
+            return True
+        if kb is None:
+            return _may_be_constant(kt)
+        if kb.info is None or kb.info.kind != "op":
+            subs = kt[3]
+            return any(self._operand_ok(subs[s], kb, seen, moves) and _may_be_constant(subs[1 - s])
+                       for s in range(len(subs)))
+        return any(self._may_match(kt, "op", b, seen, moves) for b in self.forms.base_forms(kb))
 
     def _holds(self, buf: str, base: Term, seen: frozenset[str] = frozenset()) -> bool:
         """Whether some instruction writing ``buf`` may put a view of the kernel operator
@@ -1279,22 +1315,42 @@ def _top_of(pat: Term, r: IsaRule) -> tuple:
     if b.info.name == "add" and not b.type.dtype.is_float and len(b.children) == 2:
         subs = tuple(_top_of(c, r) for c in b.children)
     k = int(b.children[0].type.shape[1]) if b.info.name == "dot" and _is_mm(b) else None
-    return ("op", b.info.name, b.type.dtype, subs, k)
+    kids = None
+    if b.info.name in _ELEMENTWISE and b.children:
+        kids = subs or tuple(_top_of(c, r) for c in b.children)
+    return ("op", b.info.name, b.type.dtype, subs, k, kids)
 
 
 def _may_be_constant(top: tuple) -> bool:
     """Whether a pattern with this top can compute a demand of constant bytes
     (:meth:`Matcher.match`): its own constants, a parameter bound to them, or an elementwise
-    operator mapping a constant to itself (:meth:`Matcher._fixed_point`)."""
-    return top[0] != "op" or top[1] in _ELEMENTWISE
+    operator mapping a constant to itself (:meth:`Matcher._fixed_point`), each of its operands
+    then demanded the same constants (as through an integer add's zero identity)."""
+    if top[0] != "op":
+        return True
+    if top[1] not in _ELEMENTWISE:
+        return False
+    kids = _operand_tops(top)
+    return kids is None or all(_may_be_constant(k) for k in kids)
 
 
-def _sizeless(top: tuple) -> tuple:
-    """``top`` with no contraction size: what every α of an instruction has in common (its
-    sizes vary with α)."""
+def _operand_tops(top: tuple) -> tuple | None:
+    """The operand tops an operator top states (an integer add's always; an elementwise
+    operator's per α), or None."""
+    if len(top) > 5 and top[5] is not None:
+        return top[5]
+    return top[3] or None
+
+
+def _sizeless(top: tuple, kids: bool = True) -> tuple:
+    """``top`` with no contraction size, and without ``kids`` no operand tops beyond an
+    integer add's: what every α of an instruction has in common (its sizes vary with α; the
+    operand tops of a store into HBM do too: a strided one's top is a select or a
+    dynamic-update-slice)."""
     if top[0] != "op":
         return top
-    return top[:3] + (tuple(_sizeless(t) for t in top[3]), None)
+    ops = tuple(_sizeless(t, kids) for t in top[5]) if kids and top[5] is not None else None
+    return top[:3] + (tuple(_sizeless(t, kids) for t in top[3]), None, ops)
 
 
 _STACKS: dict[tuple[int, ...], tuple[list[IsaRule], tuple]] = {}
