@@ -618,6 +618,27 @@ def test_operand_tops_rule_out_gemmini_products_on_a_subtraction(monkeypatch) ->
         compile_graph(g, acc, rules=rules)
 
 
+def _instruction_tries(instr: str, kernel: str, variant, amx_rules, monkeypatch) -> tuple:  # noqa: ANN001
+    """How often the tiling tries an α of ``instr`` on ``kernel`` as it is; then _as_is_and's
+    (program, α tried) as it is and with ``variant``; and how often ``variant`` tries ``instr``."""
+    from compilers.act import tiling
+
+    n = [0]
+    real = tiling.Tiler._try
+
+    def count(self, r, dem, bound=math.inf):  # noqa: ANN001, ANN202
+        n[0] += r.instr.name == instr
+        return real(self, r, dem, bound)
+
+    monkeypatch.setattr(tiling.Tiler, "_try", count)
+    acc, rules = amx_rules
+    g = parse_file(PAPER / f"{kernel}.hlo")
+    compile_graph(g, acc, rules=rules)
+    alone = n[0]
+    as_is, other = _as_is_and(variant, g, acc, rules, monkeypatch)
+    return alone, as_is, other, n[0] - 2 * alone
+
+
 def test_a_partial_contraction_is_not_tried_on_a_whole_one(amx_rules, monkeypatch) -> None:  # noqa: ANN001
     """K1: of TDPBUSD's α for a 16x16 s32 tile, only K = 64 (the kernel dot's whole contraction)
     can compute a tile of the dot, so it is the one tried, once per C tile (4); the operator test
@@ -635,22 +656,12 @@ def test_a_partial_contraction_is_not_tried_on_a_whole_one(amx_rules, monkeypatc
                     self._may_match(t, bkind, base, seen, moves) for t in top[3])
         return Plain
 
-    tdp = [0]
-    real = tiling.Tiler._try
-
-    def count(self, r, dem, bound=math.inf):  # noqa: ANN001, ANN202
-        tdp[0] += r.instr.name == "tdpbusd"
-        return real(self, r, dem, bound)
-
-    monkeypatch.setattr(tiling.Tiler, "_try", count)
-    acc, rules = amx_rules
-    g = parse_file(PAPER / "amx_k1.hlo")
-    compile_graph(g, acc, rules=rules)
-    assert tdp[0] == 4
-    (prog, tries), (plain_prog, plain_tries) = _as_is_and(operators_only, g, acc, rules, monkeypatch)
+    tdp, (prog, tries), (plain_prog, plain_tries), plain_tdp = _instruction_tries(
+        "tdpbusd", "amx_k1", operators_only, amx_rules, monkeypatch)
+    assert tdp == 4
     assert prog == plain_prog
     assert tries < plain_tries
-    assert tdp[0] > 4 + 4 + 8
+    assert plain_tdp > 4 + 8
 
 
 def test_a_move_from_a_buffer_nothing_can_fill_is_not_tried(amx_rules, monkeypatch) -> None:  # noqa: ANN001
@@ -659,7 +670,6 @@ def test_a_move_from_a_buffer_nothing_can_fill_is_not_tried(amx_rules, monkeypat
     for K3's output rows (Tiler._holds; the 6 left are for bytes of an input). Without the
     test each row tried every tile store of its size, each failing on its operand; the
     program is the same."""
-    from compilers.act import tiling
 
     def always(cls):  # noqa: ANN001, ANN202
         class Always(cls):
@@ -667,21 +677,11 @@ def test_a_move_from_a_buffer_nothing_can_fill_is_not_tried(amx_rules, monkeypat
                 return True
         return Always
 
-    stores = [0]
-    real = tiling.Tiler._try
-
-    def count(self, r, dem, bound=math.inf):  # noqa: ANN001, ANN202
-        stores[0] += r.instr.name == "tilestored"
-        return real(self, r, dem, bound)
-
-    monkeypatch.setattr(tiling.Tiler, "_try", count)
-    acc, rules = amx_rules
-    g = parse_file(PAPER / "amx_k3.hlo")
-    compile_graph(g, acc, rules=rules)
-    assert stores[0] == 6
-    (prog, tries), (loose_prog, loose_tries) = _as_is_and(always, g, acc, rules, monkeypatch)
+    stores, (prog, tries), (loose_prog, loose_tries), loose_stores = _instruction_tries(
+        "tilestored", "amx_k3", always, amx_rules, monkeypatch)
+    assert stores == 6
     assert prog == loose_prog
-    assert tries < loose_tries and stores[0] > 6 + 6 + 100
+    assert tries < loose_tries and loose_stores > 100
 
 
 def _writer_tops(target: str, dims: set[int]) -> dict[str, set]:
