@@ -69,23 +69,16 @@ def deps(g: PiiGraph, v: int) -> list[int]:
 def alias_groups(g: PiiGraph) -> dict[int, int]:
     """Values that share memory by construction (identity instructions): slices of one input,
     and a concat^H with its pieces. Maps node id -> group representative."""
-    parent = {n.id: n.id for n in g.nodes}
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    uf = _Same()
     first_input: dict[int, int] = {}
     for n in g.nodes:
         if n.kind == "input":
-            parent[find(n.id)] = find(first_input.setdefault(n.input_index, n.id))
+            uf.union(n.id, first_input.setdefault(n.input_index, n.id))
         elif n.kind == "concat":
             for o in n.operands:
                 if o is not None:
-                    parent[find(o)] = find(n.id)
-    return {n.id: find(n.id) for n in g.nodes}
+                    uf.union(o, n.id)
+    return {n.id: uf.find(n.id) for n in g.nodes}
 
 
 def _mem_in(acc: Accelerator, g: PiiGraph, v: int, d: str) -> int:
@@ -542,7 +535,8 @@ def _apart(m: cp_model.CpModel, apart: _Apart1D, sa: list, la: list[int], sb: li
 
 
 class _Same:
-    """Union-find over CP-SAT variable indices: the β variables CSP2's equalities identify."""
+    """Union-find over ints (a class's representative: its least member): the alias groups'
+    node ids, and the CP-SAT indices of the β variables CSP2's equalities identify."""
 
     def __init__(self) -> None:
         self.parent: dict[int, int] = {}

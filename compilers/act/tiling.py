@@ -1074,9 +1074,7 @@ class Tiler:
             return True
         # add(0, x) => x: one operand is matched against the base itself, the other against
         # zeros (which only a constant, a parameter or an elementwise operator's fixed point meets)
-        subs = top[3]
-        return any(self._may_match(subs[s], bkind, base, seen) and _may_be_constant(subs[1 - s])
-                   for s in range(len(subs)))
+        return _through_zero(top, lambda x: self._may_match(x, bkind, base, seen, moves))
 
     def _operands_may_match(self, top: tuple, base: Term, seen: frozenset[str], moves: bool) -> bool:
         """For an elementwise operator met by the same one (:meth:`Matcher._op`'s elementwise
@@ -1102,9 +1100,7 @@ class Tiler:
         if kb is None:
             return _may_be_constant(kt)
         if kb.info is None or kb.info.kind != "op":
-            subs = kt[3]
-            return any(self._operand_ok(subs[s], kb, seen, moves) and _may_be_constant(subs[1 - s])
-                       for s in range(len(subs)))
+            return _through_zero(kt, lambda x: self._operand_ok(x, kb, seen, moves))
         return any(self._may_match(kt, "op", b, seen, moves) for b in self.forms.base_forms(kb))
 
     def _holds(self, buf: str, base: Term, seen: frozenset[str] = frozenset()) -> bool:
@@ -1337,9 +1333,14 @@ def _may_be_constant(top: tuple) -> bool:
 def _operand_tops(top: tuple) -> tuple | None:
     """The operand tops an operator top states (an integer add's always; an elementwise
     operator's per α), or None."""
-    if len(top) > 5 and top[5] is not None:
-        return top[5]
-    return top[3] or None
+    return top[5] if top[5] is not None else (top[3] or None)
+
+
+def _through_zero(top: tuple, meets: Any) -> bool:
+    """``add(0, x) => x`` on an integer add's top (its operand tops ``top[3]``; none for other
+    operators): ``meets`` one operand while the other can be zeros (:func:`_may_be_constant`)."""
+    subs = top[3]
+    return any(meets(subs[s]) and _may_be_constant(subs[1 - s]) for s in range(len(subs)))
 
 
 def _sizeless(top: tuple, kids: bool = True) -> tuple:
