@@ -469,6 +469,7 @@ class _Apart1D:
     def __init__(self, m: cp_model.CpModel) -> None:
         self.m = m
         self.forbid: dict[int, tuple[Any, list[tuple[int, int]]]] = {}   # id(expr) -> (expr, ranges)
+        self.differ: set[tuple[int, int]] = set()   # variable pairs already stated different
 
     def add(self, sa, la: int, sb, lb: int) -> bool:  # noqa: ANN001
         if isinstance(sa, int) and isinstance(sb, int):
@@ -480,7 +481,15 @@ class _Apart1D:
             return True
         m = self.m
         if la == 1 and lb == 1:                 # one slot each (a register): different slots
-            m.add(sa != sb)
+            if not (isinstance(sa, cp_model.IntVar) and isinstance(sb, cp_model.IntVar)):
+                m.add(sa != sb)
+                return True
+            if sa is sb:
+                return False                    # one variable (CSP2): the same slot
+            pair = (sa.index, sb.index) if sa.index < sb.index else (sb.index, sa.index)
+            if pair not in self.differ:         # two values of the same two registers
+                self.differ.add(pair)
+                m.add(sa != sb)
             return True
         x, y = m.new_bool_var(""), m.new_bool_var("")
         m.add(sa + la <= sb).only_enforce_if(x)
@@ -603,6 +612,25 @@ def _hbm_hulls(g: PiiGraph, lay: Layout, group: dict[int, int], start: dict[int,
     return hull
 
 
+def _beta_bounds(acc: Accelerator, ins: Any, alpha: dict[str, int]) -> dict[str, int]:
+    """Per β attribute, the largest value its domain needs: the largest first-dimension access
+    of the instruction's buffers, and where the attribute is a slice's start in a dimension by
+    itself, no more than that dimension's size less the slice's length (CSP1's bounds, stated
+    as the variable's domain rather than as constraints: a register number in [0, 7], not in
+    [0, 2^20] with a constraint). A bound below 0 is left to the constraints (the CSP then
+    fails as before)."""
+    specs = (*ins.inputs, ins.output)
+    top = max(acc.buffers[s.buffer].access[0] for s in specs)
+    hi = dict.fromkeys(ins.beta, top)
+    for sp in specs:
+        for st, ln, size in zip(sp.start, sp.length, acc.buffers[sp.buffer].access, strict=True):
+            if isinstance(st, Var) and st.name in hi:
+                b = size - int(ln.eval(alpha))
+                if 0 <= b < hi[st.name]:
+                    hi[st.name] = b
+    return hi
+
+
 class _Model(cp_model.CpModel):
     """A CP-SAT model without OR-Tools' pre-PEP 8 aliases: its constructor binds ~60 wrappers of
     its own methods to the instance (``AddAllDifferent`` for ``add_all_different``...), a
@@ -629,11 +657,15 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
     never: list[str] = []       # a known start out of its buffer: no allocation exists
     same = _Same()              # β variables CSP2 makes equal (a register read where it was written)
 
+    held: dict[int, int] = {}   # a β variable's domain [0, hi] (by index): bounds it implies are not restated
+
     def bounds(buf: str, st: list, ln: list[int]) -> None:
         for s, n, size in zip(st, ln, acc.buffers[buf].access, strict=True):
             if isinstance(s, int):
                 if not 0 <= s <= size - n:
                     never.append(buf)
+                continue
+            if isinstance(s, cp_model.IntVar) and held.get(s.index, size) <= size - n:
                 continue
             m.add(s >= 0)
             m.add(s + n <= size)
@@ -653,13 +685,42 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
             const_vars[node.id] = v
             start[node.id] = [v]
             length[node.id] = [nbytes]
+    # one variable per class of β attributes CSP2 makes equal by name (a register read where
+    # its producer wrote it: ``src == dst`` of the producer), its domain the intersection of
+    # theirs; equalities over expressions stay constraints below
+    his = {(n.id, b): hi for n in g.nodes if n.kind == "pii"
+           for b, hi in _beta_bounds(acc, acc.instructions[n.instr], dict(n.alpha)).items()}
+    cls = _Same()
+    key = {k: i for i, k in enumerate(his)}
+    for node in g.nodes:
+        if node.kind != "pii":
+            continue
+        ins = acc.instructions[node.instr]
+        for spec, o in zip(ins.inputs, node.operands, strict=True):
+            if o is None or g.nodes[o].kind != "pii":
+                continue
+            out = acc.instructions[g.nodes[o].instr].output.start    # (a rank mismatch fails in CSP2 below)
+            for a, b in zip(spec.start, out, strict=False):
+                if isinstance(a, Var) and isinstance(b, Var) and (node.id, a.name) in key and (o, b.name) in key:
+                    cls.union(key[(node.id, a.name)], key[(o, b.name)])
+    made: dict[int, cp_model.IntVar] = {}
+    low: dict[int, int] = {}
+    for k, i in key.items():
+        r = cls.find(i)
+        low[r] = min(low.get(r, his[k]), his[k])
     for node in g.nodes:
         if node.kind != "pii":
             continue
         ins = acc.instructions[node.instr]
         alpha = dict(node.alpha)
-        bv = {b: m.new_int_var(0, max(acc.buffers[s.buffer].access[0] for s in (*ins.inputs, ins.output)),
-                             f"{ins.name}{node.id}.{b}") for b in ins.beta}
+        bv = {}
+        for b in ins.beta:
+            r = cls.find(key[(node.id, b)])
+            x = made.get(r)
+            if x is None:
+                x = made[r] = m.new_int_var(0, low[r], f"{ins.name}{node.id}.{b}")
+                held[x.index] = low[r]
+            bv[b] = x
         beta_vars[node.id] = bv
         env: dict[str, object] = {**alpha, **bv}
         lin = _Lin(m, env)
@@ -685,6 +746,8 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
             if ln != length[o]:
                 raise ValueError(f"{ins.name}: operand {i} slice {ln} does not match its producer's {length[o]}")
             for a, b in zip(st, start[o], strict=True):
+                if a is b:
+                    continue        # one variable already (above)
                 m.add(a == b)
                 if isinstance(a, cp_model.IntVar) and isinstance(b, cp_model.IntVar):
                     same.union(a.index, b.index)
@@ -727,7 +790,10 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
                 continue
             for x in uses[a].values():
                 for y in uses[b].values():
-                    m.add(x != y)
+                    if x is y:          # one register (CSP2) used with two shapes
+                        never.append(a[0])
+                    else:
+                        m.add(x != y)
     if inter is None:
         inter = interference(acc, g, order)     # CSP4
     apart = _Apart1D(m)
@@ -756,6 +822,11 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
     # one presolve pass: on these models later passes find little (CP-SAT's time on the 22
     # models of the paper kernels: 83 -> 68 ms, every solution the same)
     s.parameters.max_presolve_iterations = 1
+    # no symmetry detection and no LP relaxation: the register assignments' symmetries and a
+    # placement's linear relaxation prune nothing these models need (the CP-SAT time of the 22
+    # models of the paper kernels: ~63 -> ~57 ms, every solution the same)
+    s.parameters.symmetry_level = 0
+    s.parameters.linearization_level = 0
     t0 = time.perf_counter()
     st = s.solve(m)
     solver_s = time.perf_counter() - t0

@@ -284,6 +284,14 @@ def test_solutions_keep_every_csp4_pair_apart_and_each_value_in_its_range(kernel
             if n.kind != "pii":
                 continue
             ins = acc.instructions[n.instr]
+            env = {**dict(n.alpha), **alloc.beta[n.id]}
+            for i, sp in enumerate((*ins.inputs, ins.output)):     # CSP1's bounds, CSP2
+                st = [int(e.eval(env)) for e in sp.start]
+                ln = [int(e.eval(env)) for e in sp.length]
+                size = acc.buffers[sp.buffer].access
+                assert all(0 <= x and x + k <= z for x, k, z in zip(st, ln, size, strict=True)), (n.id, i, st, ln)
+                if i < len(ins.inputs) and n.operands[i] is not None:
+                    assert (st, ln) == tuple(reg[n.operands[i]]), (n.id, i, st, reg[n.operands[i]])
             for r, shape in ins.config:
                 buf = next(sp.buffer for sp in (*ins.inputs, ins.output)
                            if sp.start and getattr(sp.start[0], "name", None) == r)
@@ -291,6 +299,35 @@ def test_solutions_keep_every_csp4_pair_apart_and_each_value_in_its_range(kernel
                 sh = tuple(int(e.eval(dict(n.alpha))) for e in shape)
                 assert shape_at.setdefault(key, sh) == sh, (key, sh, shape_at[key])
     assert hull_pairs > 0           # the ranges were read on pairs of these kernels
+
+
+def test_csp2_register_equalities_are_one_variable_with_the_register_file_as_domain(monkeypatch):
+    """M5's model for amx_k5: a β attribute read where its producer wrote it is the producer's
+    variable (no two-variable equality between β variables is left for CP-SAT's presolve), and
+    a register number's domain is its register file ([0, 7] for a tile, [0, 31] for a vector
+    register), not the whole memory with bounds stated as constraints. Solutions are checked
+    against the problem statement in the test above."""
+    from ortools.sat.python import cp_model
+
+    acc = load_target("amx")
+    models = []
+    real = cp_model.CpSolver.solve
+
+    def spy(self, m, *a, **k):  # noqa: ANN001, ANN202
+        models.append(m.clone())
+        return real(self, m, *a, **k)
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", spy)
+    compile_graph(parse_file(PAPER / "amx_k5.hlo"), acc, rules=_proven(acc))
+    p = models[-1].proto
+    beta = {i for i, v in enumerate(p.variables) if "." in v.name}
+    for c in p.constraints:
+        lin = c.linear
+        assert not (len(lin.vars) == 2 and set(lin.vars) <= beta and sorted(lin.coeffs) == [-1, 1]
+                    and list(lin.domain) == [0, 0]), [p.variables[v].name for v in lin.vars]
+    files = {b.access[0] - 1 for name, b in acc.buffers.items() if name != "d0"}
+    regs = {list(v.domain)[-1] for v in p.variables if "." in v.name and not v.name.endswith(".addr")}
+    assert files == {7, 31} and regs == files, regs
 
 
 def test_hbm_ranges_only_where_the_output_holds_its_group():
