@@ -665,8 +665,8 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
                 if not 0 <= s <= size - n:
                     never.append(buf)
                 continue
-            if isinstance(s, cp_model.IntVar) and held.get(s.index, size) <= size - n:
-                continue
+            if isinstance(s, cp_model.IntVar) and held.get(s.index, -1) >= 0 and held[s.index] <= size - n:
+                continue            # a β variable whose domain [0, hi] holds the bounds already
             m.add(s >= 0)
             m.add(s + n <= size)
 
