@@ -15,6 +15,7 @@ from accv.cli import main
 from compilers.act import Unsupported, compile_graph, phase1, phase2  # noqa: I001
 from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules, ProofGate
+from compilers.isa import HBM
 from compilers.program import Concrete, Program
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
@@ -325,7 +326,7 @@ def test_csp2_register_equalities_are_one_variable_with_the_register_file_as_dom
         lin = c.linear
         assert not (len(lin.vars) == 2 and set(lin.vars) <= beta and sorted(lin.coeffs) == [-1, 1]
                     and list(lin.domain) == [0, 0]), [p.variables[v].name for v in lin.vars]
-    files = {b.access[0] - 1 for name, b in acc.buffers.items() if name != "d0"}
+    files = {b.access[0] - 1 for name, b in acc.buffers.items() if name != HBM}
     regs = {list(v.domain)[-1] for v in p.variables if "." in v.name and not v.name.endswith(".addr")}
     assert files == {7, 31} and regs == files, regs
 
