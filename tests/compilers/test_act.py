@@ -323,12 +323,77 @@ def test_csp2_register_equalities_are_one_variable_with_the_register_file_as_dom
     p = models[-1].proto
     beta = {i for i, v in enumerate(p.variables) if "." in v.name}
     for c in p.constraints:
+        if not c.has_linear():
+            continue
         lin = c.linear
         assert not (len(lin.vars) == 2 and set(lin.vars) <= beta and sorted(lin.coeffs) == [-1, 1]
                     and list(lin.domain) == [0, 0]), [p.variables[v].name for v in lin.vars]
     files = {b.access[0] - 1 for name, b in acc.buffers.items() if name != HBM}
     regs = {list(v.domain)[-1] for v in p.variables if "." in v.name and not v.name.endswith(".addr")}
     assert files == {7, 31} and regs == files, regs
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.tuples(st.integers(0, 11), st.integers(0, 11)).filter(lambda e: e[0] < e[1]), max_size=40))
+def test_clique_cover_states_exactly_the_edges(edges):
+    """phase2.clique_cover: all_different over its cliques is x != y over the edges, no more and
+    no less (every clique's pairs are edges, every edge is in a clique), the same cover each call."""
+    cover = phase2.clique_cover(edges)
+    stated = {(x, y) for c in cover for x, y in itertools.combinations(c, 2)}
+    assert stated == edges
+    assert all(c == sorted(set(c)) and len(c) >= 2 for c in cover)
+    assert phase2.clique_cover(sorted(edges, reverse=True)) == cover
+
+
+def test_registers_differ_by_all_different_cliques(monkeypatch):
+    """M5's model for amx_k5: the register pairs CSP4 and the register shapes keep apart are
+    all_different constraints over cliques of their graph, with no x != y pair left for CP-SAT's
+    presolve to expand into clauses; the cliques state every pair the interference gives (the
+    solutions are checked against the problem statement in the test above)."""
+    from ortools.sat.python import cp_model
+
+    acc = load_target("amx")
+    models, orders = [], []
+    real, real_solve = cp_model.CpSolver.solve, phase2.solve
+
+    def spy(self, m, *a, **k):  # noqa: ANN001, ANN202
+        models.append(m.clone())
+        return real(self, m, *a, **k)
+
+    def spy_solve(acc_, g, order, lay, *a, **k):  # noqa: ANN001, ANN202
+        alloc = real_solve(acc_, g, order, lay, *a, **k)
+        orders.append((g, alloc))
+        return alloc
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", spy)
+    monkeypatch.setattr(phase2, "solve", spy_solve)
+    compile_graph(parse_file(PAPER / "amx_k5.hlo"), acc, rules=_proven(acc))
+    p = models[-1].proto
+    regs = {i for i, v in enumerate(p.variables) if "." in v.name and not v.name.endswith(".addr")}
+    stated = set()
+    for c in p.constraints:     # (reading a oneof field the constraint is not sets it: has_ first)
+        if c.has_linear():
+            lin = c.linear
+            assert not (len(lin.vars) == 2 and set(lin.vars) <= regs and list(lin.domain)[1:3] == [-1, 1])
+        elif c.has_all_diff():
+            vs = [e.vars[0] for e in c.all_diff.exprs]
+            assert set(vs) <= regs
+            stated |= {frozenset(x) for x in itertools.combinations(vs, 2)}
+    g, alloc = orders[-1]
+    names = {v.name: i for i, v in enumerate(p.variables)}
+    live_tiles = 0
+    for a, b in alloc.interference:
+        na, nb = g.nodes[a], g.nodes[b]
+        if na.kind != "pii" or nb.kind != "pii" or na.buffer == HBM or na.buffer != nb.buffer:
+            continue
+        ra = acc.instructions[na.instr].output.start[0].name
+        rb = acc.instructions[nb.instr].output.start[0].name
+        va = {i for n, i in names.items() if n == f"{na.instr}{a}.{ra}"}
+        vb = {i for n, i in names.items() if n == f"{nb.instr}{b}.{rb}"}
+        if va and vb:           # (a value whose register is its producer's shares that variable)
+            live_tiles += 1
+            assert frozenset(va | vb) in stated, (a, b)
+    assert live_tiles > 0
 
 
 def test_hbm_ranges_only_where_the_output_holds_its_group():
