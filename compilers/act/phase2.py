@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -472,7 +473,7 @@ class _Apart1D:
     ``x != y`` constraints, CP-SAT's presolve expanded each into clauses over new literals
     (amx_k5: 376 literals, ~2,600 rule applications) before finding the cliques itself; with
     :func:`solve`'s ``max_alldiff_domain_size`` the cliques stay propagators. Other unknown
-    pairs take two literals, one per side."""
+    pairs take one literal: which of the two comes first."""
 
     def __init__(self, m: cp_model.CpModel) -> None:
         self.m = m
@@ -490,10 +491,9 @@ class _Apart1D:
         m = self.m
         if la == 1 and lb == 1:                 # one slot each (a register): different slots
             return self.differ(sa, sb)
-        x, y = m.new_bool_var(""), m.new_bool_var("")
+        x = m.new_bool_var("")                 # which side holds: A or B, as with a literal per side
         m.add(sa + la <= sb).only_enforce_if(x)
-        m.add(sb + lb <= sa).only_enforce_if(y)
-        m.add_bool_or([x, y])
+        m.add(sb + lb <= sa).only_enforce_if(x.negated())
         return True
 
     def differ(self, x, y) -> bool:  # noqa: ANN001
@@ -539,8 +539,7 @@ def clique_cover(edges: Iterable[tuple[int, int]]) -> list[list[int]]:
             clique.append(v)
             cand &= adj[v]
         clique.sort()
-        for i, x in enumerate(clique):
-            covered.update((x, y) for y in clique[i + 1:])
+        covered.update(combinations(clique, 2))
         out.append(clique)
     return out
 
