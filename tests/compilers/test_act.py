@@ -302,25 +302,37 @@ def test_solutions_keep_every_csp4_pair_apart_and_each_value_in_its_range(kernel
     assert hull_pairs > 0           # the ranges were read on pairs of these kernels
 
 
+def _last_model(acc, kernel: str, monkeypatch) -> tuple:  # noqa: ANN001
+    """Compile a paper kernel; the CP-SAT model of the last allocation M5 solved (a copy of its
+    proto), with that allocation's pii graph and result."""
+    from ortools.sat.python import cp_model
+
+    models, solved = [], []
+    real, real_solve = cp_model.CpSolver.solve, phase2.solve
+
+    def spy(self, m, *a, **k):  # noqa: ANN001, ANN202
+        models.append(m.clone())
+        return real(self, m, *a, **k)
+
+    def spy_solve(acc_, g, order, lay, *a, **k):  # noqa: ANN001, ANN202
+        alloc = real_solve(acc_, g, order, lay, *a, **k)
+        solved.append((g, alloc))
+        return alloc
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", spy)
+    monkeypatch.setattr(phase2, "solve", spy_solve)
+    compile_graph(parse_file(PAPER / f"{kernel}.hlo"), acc, rules=_proven(acc))
+    return (models[-1].proto, *solved[-1])
+
+
 def test_csp2_register_equalities_are_one_variable_with_the_register_file_as_domain(monkeypatch):
     """M5's model for amx_k5: a β attribute read where its producer wrote it is the producer's
     variable (no two-variable equality between β variables is left for CP-SAT's presolve), and
     a register number's domain is its register file ([0, 7] for a tile, [0, 31] for a vector
     register), not the whole memory with bounds stated as constraints. Solutions are checked
     against the problem statement in the test above."""
-    from ortools.sat.python import cp_model
-
     acc = load_target("amx")
-    models = []
-    real = cp_model.CpSolver.solve
-
-    def spy(self, m, *a, **k):  # noqa: ANN001, ANN202
-        models.append(m.clone())
-        return real(self, m, *a, **k)
-
-    monkeypatch.setattr(cp_model.CpSolver, "solve", spy)
-    compile_graph(parse_file(PAPER / "amx_k5.hlo"), acc, rules=_proven(acc))
-    p = models[-1].proto
+    p, _, _ = _last_model(acc, "amx_k5", monkeypatch)
     beta = {i for i, v in enumerate(p.variables) if "." in v.name}
     for c in p.constraints:
         if not c.has_linear():
@@ -350,25 +362,8 @@ def test_registers_differ_by_all_different_cliques(monkeypatch):
     all_different constraints over cliques of their graph, with no x != y pair left for CP-SAT's
     presolve to expand into clauses; the cliques state every pair the interference gives (the
     solutions are checked against the problem statement in the test above)."""
-    from ortools.sat.python import cp_model
-
     acc = load_target("amx")
-    models, orders = [], []
-    real, real_solve = cp_model.CpSolver.solve, phase2.solve
-
-    def spy(self, m, *a, **k):  # noqa: ANN001, ANN202
-        models.append(m.clone())
-        return real(self, m, *a, **k)
-
-    def spy_solve(acc_, g, order, lay, *a, **k):  # noqa: ANN001, ANN202
-        alloc = real_solve(acc_, g, order, lay, *a, **k)
-        orders.append((g, alloc))
-        return alloc
-
-    monkeypatch.setattr(cp_model.CpSolver, "solve", spy)
-    monkeypatch.setattr(phase2, "solve", spy_solve)
-    compile_graph(parse_file(PAPER / "amx_k5.hlo"), acc, rules=_proven(acc))
-    p = models[-1].proto
+    p, g, alloc = _last_model(acc, "amx_k5", monkeypatch)
     regs = {i for i, v in enumerate(p.variables) if "." in v.name and not v.name.endswith(".addr")}
     stated = set()
     for c in p.constraints:     # (reading a oneof field the constraint is not sets it: has_ first)
@@ -379,7 +374,6 @@ def test_registers_differ_by_all_different_cliques(monkeypatch):
             vs = [e.vars[0] for e in c.all_diff.exprs]
             assert set(vs) <= regs
             stated |= {frozenset(x) for x in itertools.combinations(vs, 2)}
-    g, alloc = orders[-1]
     names = {v.name: i for i, v in enumerate(p.variables)}
     live_tiles = 0
     for a, b in alloc.interference:
@@ -388,11 +382,10 @@ def test_registers_differ_by_all_different_cliques(monkeypatch):
             continue
         ra = acc.instructions[na.instr].output.start[0].name
         rb = acc.instructions[nb.instr].output.start[0].name
-        va = {i for n, i in names.items() if n == f"{na.instr}{a}.{ra}"}
-        vb = {i for n, i in names.items() if n == f"{nb.instr}{b}.{rb}"}
-        if va and vb:           # (a value whose register is its producer's shares that variable)
+        va, vb = names.get(f"{na.instr}{a}.{ra}"), names.get(f"{nb.instr}{b}.{rb}")
+        if va is not None and vb is not None:   # (a value whose register is its producer's shares that variable)
             live_tiles += 1
-            assert frozenset(va | vb) in stated, (a, b)
+            assert frozenset((va, vb)) in stated, (a, b)
     assert live_tiles > 0
 
 
