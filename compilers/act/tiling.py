@@ -830,8 +830,14 @@ class Tiler:
                 continue
             rs = self._consistent(ins, buf, n, dem, bound,
                                   lambda top: any(self._may_match(top, bkind, b) for b in bases))
-            dead = self._dead_loads(ins, buf, n, dem, rs)
-            for r, gone in zip(rs, dead, strict=True):
+            dead, tests = self._dead_loads(ins, buf, n, dem, rs)
+            for k, (r, gone) in enumerate(zip(rs, dead, strict=True)):
+                if tests is not None:
+                    if self._cost(r) >= bound:
+                        continue        # not tried, whatever its bounds test says (as in _try)
+                    test = tests[k]
+                    if test is not None:
+                        self._bounds(*test)
                 if gone:
                     continue
                 # branch and bound: an α is tried only if it could cost less than the best found
@@ -898,7 +904,8 @@ class Tiler:
         return [r for a in (a for i, a in self.by_out.get((buf, n), ()) if i is ins)
                 if (r := _rule(self.acc, ins, a)) is not None]
 
-    def _dead_loads(self, ins: Any, buf: str, n: int, dem: View, rs: list[IsaRule]) -> list[bool]:
+    def _dead_loads(self, ins: Any, buf: str, n: int, dem: View,
+                    rs: list[IsaRule]) -> tuple[list[bool], list[tuple[int, int, int] | None] | None]:
         """For an instruction whose g_θ only gathers bytes of its one HBM operand (a load; its
         other output bytes constants), which α of ``rs`` certainly get None from :meth:`_try`
         on ``dem``, decided for all of them at once (all False where the test does not apply).
@@ -907,20 +914,27 @@ class Tiler:
         reads for ``dem`` are base bytes that are not one run of an input (a constant among
         them, a base that is not an input, offsets that vary, or out of range). :meth:`produce`
         gives the same answer one α at a time, after building each operand view (for the tile
-        loads of a re-laid-out input that was most of AMX's M3)."""
+        loads of a re-laid-out input that was most of AMX's M3).
+
+        Also, per α, the bounds test (offset, length, input size) its answer rests on, or None
+        (the list None where there is none): the caller records one (:meth:`_bounds`) only for
+        an α it reaches below its bound. An α the bound passes over is not tried whatever the
+        test says, so it does not narrow the shifts its search holds for (K5's staged B: the
+        second 1,024-byte tile was searched again, 49 α, because loads the bound had passed over
+        in the first one's search would have read past the input's end; it is now moved)."""
         keep = [False] * len(rs)
         if not self.staging or not rs:
-            return keep
+            return keep, None
         g = self._gathers(ins, buf, n)
         if g is None:
-            return keep
+            return keep, None
         row_of, codes, psize = g
         base = dem.base
         if base is not None and base in self._root_bases():
-            return keep                     # a root can be produced otherwise
+            return keep, None               # a root can be produced otherwise
         idx = [row_of.get(id(r)) for r in rs]
         if None in idx:
-            return keep
+            return keep, None
         rows = np.array(idx, dtype=np.int64)
         cols = np.flatnonzero(dem.defined)
         d = dem.idx[cols]
@@ -928,17 +942,17 @@ class Tiler:
         read = c >= 0                       # the demanded bytes each α loads
         n_base = (read & (d >= 0)[None, :]).sum(axis=1)
         if base is None or base.info is None or base.info.kind != "input":
-            dead = n_base > 0               # base bytes of a value that is not an input: no leaf
-        else:
-            mixed = (read & (d < 0)[None, :]).any(axis=1)
-            off = d[None, :] - c
-            o = off[np.arange(len(rows)), np.argmax(read, axis=1)]
-            varies = ((off != o[:, None]) & read).any(axis=1)
-            size = _nbytes(base.type)
-            moved = (n_base > 0) & ~mixed & ~varies        # decided by the bounds alone
-            self._bounds(o[moved], psize[rows][moved], size)
-            dead = (n_base > 0) & (mixed | varies | (o < 0) | (o + psize[rows] > size))
-        return dead.tolist()
+            return (n_base > 0).tolist(), None   # base bytes of a value that is not an input: no leaf
+        mixed = (read & (d < 0)[None, :]).any(axis=1)
+        off = d[None, :] - c
+        o = off[np.arange(len(rows)), np.argmax(read, axis=1)]
+        varies = ((off != o[:, None]) & read).any(axis=1)
+        size = _nbytes(base.type)
+        ln = psize[rows]
+        dead = (n_base > 0) & (mixed | varies | (o < 0) | (o + ln > size))
+        moved = ((n_base > 0) & ~mixed & ~varies).tolist()     # decided by the bounds alone
+        tests = [(int(oo), int(ll), size) if m else None for oo, ll, m in zip(o.tolist(), ln.tolist(), moved, strict=True)]
+        return dead.tolist(), tests
 
     def _gathers(self, ins: Any, buf: str, n: int) -> tuple | None:
         """({id(rule): row}, byte-code matrix, operand sizes) when every α of ``ins`` with output (buf, n)

@@ -22,6 +22,7 @@ from compilers.act.rewrite import IrRules, ProofGate
 from compilers.act.terms import lower
 from compilers.act.tiling import DC, view_of
 from compilers.amx_emit import emit_c
+from compilers.isa import HBM
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.interp import evaluate
@@ -239,12 +240,12 @@ def test_dead_load_test_only_drops_loads_that_fail(name: str, amx_rules, monkeyp
             return None     # every demand searched (none moved from another's search)
 
         def _dead_loads(self, ins, buf, n, dem, rs):  # noqa: ANN001, ANN202
-            dead = super()._dead_loads(ins, buf, n, dem, rs)
+            dead, tests = super()._dead_loads(ins, buf, n, dem, rs)
             for r, gone in zip(rs, dead, strict=True):
                 if gone:
                     seen["dropped"] += 1
                     assert self._try(r, dem) is None, f"{r.name} was dropped but meets the demand"
-            return [False] * len(rs)
+            return [False] * len(rs), tests
 
     monkeypatch.setattr(tiling, "Tiler", Checked)
     slow = compile_graph(g, acc, rules=rules).program
@@ -453,6 +454,37 @@ def test_a_moved_search_gives_the_program_a_full_search_gives(name: str, amx_rul
     (fast, moved), (slow, searched) = _as_is_and(unmoved, g, acc, rules, monkeypatch)
     assert slow == fast
     assert moved < searched / 2
+
+
+def test_a_load_the_bound_passes_over_does_not_narrow_the_shifts(amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """K5's staged B: the first 1,024-byte tile of input 1 is searched; the second, the same
+    bytes 1,024 further on, takes that search's result moved. A tile load whose window would
+    run past the input's end at that shift is never tried there (the branch and bound passes
+    over it: a cheaper load was found first), so its bounds test does not count
+    (Tiler._dead_loads records one only for an α it reaches below the bound)."""
+    from compilers.act import tiling
+
+    acc, rules = amx_rules
+    g = parse_file(PAPER / "amx_k5.hlo")
+    tiles: dict[int, int] = {}      # first byte of 1,024 bytes of input 1 in a tile -> most α tried
+
+    class Watched(tiling.Tiler):
+        def produce(self, dem, buf, part=False, root=False):  # noqa: ANN001, ANN202
+            tries = self.tries
+            try:
+                return super().produce(dem, buf, part, root)
+            finally:
+                b, d = dem.base, dem.idx
+                if (buf != HBM and b is not None and b.info is not None and b.info.kind == "input"
+                        and b.info.name == "1" and len(d) == 1024 and np.array_equal(np.sort(d), d.min() + np.arange(1024))):
+                    k = int(d.min())
+                    tiles[k] = max(tiles.get(k, 0), self.tries - tries)
+
+    monkeypatch.setattr(tiling, "Tiler", Watched)
+    compile_graph(g, acc, rules=rules)
+    assert set(tiles) == {0, 1024}, tiles
+    assert tiles[0] > 0
+    assert tiles[1024] == 0, tiles
 
 
 @settings(max_examples=300, deadline=None)
