@@ -87,55 +87,92 @@ def _mem_in(acc: Accelerator, g: PiiGraph, v: int, d: str) -> int:
     return m if b == d else 0
 
 
-def _esun(acc: Accelerator, g: PiiGraph, bufs: list[str], esun: dict[int, dict[str, float]], v: int) -> dict[str, float]:
-    """The extended Sethi-Ullman number of node ``v`` per buffer (C.4), memoized in ``esun``."""
-    if v in esun:
-        return esun[v]
-    ops = deps(g, v)
-    res: dict[str, float] = {}
-    for d in bufs:
-        taus = []
-        for i, x in enumerate(ops):
-            taus.append(_esun(acc, g, bufs, esun, x)[d]
-                        + sum(_mem_in(acc, g, y, d) for j, y in enumerate(ops) if j != i))
-        res[d] = max(_mem_in(acc, g, v, d), min(taus) if taus else 0)
-    esun[v] = res
-    return res
-
-
 def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
-    """Module 4: the extended Sethi-Ullman order of the pii nodes (C.4)."""
+    """Module 4: the extended Sethi-Ullman order of the pii nodes (C.4).
+
+    ``esun(v)[d]``, per on-chip buffer ``d``, is the most of ``d`` that computing ``v`` needs:
+    ``max(mem(v, d), min over operands i of esun(x_i)[d] + sum over the other operands of
+    mem(x_j, d))``; a node's operands are visited in decreasing ``tau(i)``, the largest over
+    the buffers of that sum relative to the buffer's size (ties: operand order). Each node's
+    producers (:func:`deps`), sizes and numbers are computed once."""
     bufs = [b for b in acc.buffers if b != HBM]
-    esun: dict[int, dict[str, float]] = {}
+    cap = [acc.buffers[d].nbytes for d in bufs]
+    nb = len(bufs)
+    ops_of: dict[int, list[int]] = {}
+    mem: dict[int, list[int]] = {}
+    esun: dict[int, list[int]] = {}
+
+    def producers(v: int) -> list[int]:
+        r = ops_of.get(v)
+        if r is None:
+            r = ops_of[v] = deps(g, v)
+        return r
+
+    def mem_of(v: int) -> list[int]:
+        r = mem.get(v)
+        if r is None:
+            b, m = _mem(acc, g, v)
+            r = mem[v] = [m if b == d else 0 for d in bufs]
+        return r
+
+    def number(v: int) -> list[int]:
+        # a loop over the producers not yet numbered, children first (deep chains: no recursion)
+        todo = [v]
+        while todo:
+            u = todo[-1]
+            if u in esun:
+                todo.pop()
+                continue
+            missing = [x for x in producers(u) if x not in esun]
+            if missing:
+                todo.extend(reversed(missing))
+                continue
+            todo.pop()
+            ops = producers(u)
+            ms = [mem_of(x) for x in ops]
+            total = [sum(m[k] for m in ms) for k in range(nb)]
+            own = mem_of(u)
+            res = []
+            for k in range(nb):
+                taus = [esun[x][k] + total[k] - m[k] for x, m in zip(ops, ms, strict=True)]
+                res.append(max(own[k], min(taus) if taus else 0))
+            esun[u] = res
+        return esun[v]
+
     order: list[int] = []
     done: set[int] = set()
-
-    def visit(v: int) -> None:
-        if v in done:
-            return
-        if g.nodes[v].kind == "concat":
-            for o in deps(g, v):
-                visit(o)
-            return
-        if g.nodes[v].kind != "pii":
-            return
-        done.add(v)
-        ops = deps(g, v)
-
-        def tau(i: int) -> float:
-            x = ops[i]
-            best = 0.0
-            for d in bufs:
-                t = _esun(acc, g, bufs, esun, x)[d] + sum(_mem_in(acc, g, y, d) for j, y in enumerate(ops) if j != i)
-                best = max(best, t / acc.buffers[d].nbytes)
-            return best
-        for i in sorted(range(len(ops)), key=lambda i: (-tau(i), i)):
-            visit(ops[i])
-        order.append(v)
-
-    for r in g.roots:
-        visit(r)
-    visit = None    # type: ignore[assignment]  # a recursive closure is a reference cycle: break it
+    nodes = g.nodes
+    # a depth-first visit (an explicit stack: a long chain of piis is no recursion limit)
+    stack: list[tuple[int, Iterator[int] | None]] = [(r, None) for r in reversed(g.roots)]
+    while stack:
+        v, it = stack.pop()
+        if it is None:
+            kind = nodes[v].kind
+            if kind == "concat":
+                stack.extend((o, None) for o in reversed(producers(v)))
+                continue
+            if kind != "pii" or v in done:
+                continue
+            done.add(v)
+            ops = producers(v)
+            ms = [mem_of(x) for x in ops]
+            total = [sum(m[k] for m in ms) for k in range(nb)]
+            taus = []
+            for x, m in zip(ops, ms, strict=True):
+                e = number(x)
+                best = 0.0
+                for k in range(nb):
+                    best = max(best, (e[k] + total[k] - m[k]) / cap[k])
+                taus.append(best)
+            it = iter(sorted(range(len(ops)), key=lambda i: (-taus[i], i)))
+            stack.append((v, it))
+            continue
+        i = next(it, None)
+        if i is None:
+            order.append(v)
+            continue
+        stack.append((v, it))
+        stack.append((producers(v)[i], None))
     return order
 
 

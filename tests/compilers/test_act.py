@@ -163,6 +163,73 @@ def test_topological_orders_are_all_orders_depth_first(data):
     assert sorted(got) == sorted(want)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_sethi_ullman_order_is_that_of_the_numbering_c4(data):
+    """phase2.su_order equals a plain recursive reading of appendix C.4 on random pii graphs
+    (piis in every buffer of the Gemmini description, shared operands, an operand twice, nested
+    concat^H, several roots): esun(v)[d] = max(mem(v, d), min_i esun(x_i)[d] + sum_{j != i}
+    mem(x_j, d)), operands visited in decreasing tau(i) (ties: operand order)."""
+    from compilers.act.phase1 import PiiGraph, PiiNode
+    from semantics.dtypes import DTYPES
+    from semantics.types import TensorType
+
+    acc = load_target("gemmini")
+    bufs = list(acc.buffers)
+    g = PiiGraph()
+    n = data.draw(st.integers(1, 14))
+    for v in range(n):
+        kind = "input" if v == 0 else data.draw(st.sampled_from(["input", "pii", "pii", "pii", "concat"]))
+        size = 16 * data.draw(st.integers(1, 300))
+        ty = TensorType(DTYPES["u8"], (size,))
+        if kind == "input":
+            g.nodes.append(PiiNode(v, "input", type=ty, input_index=0, buffer=HBM))
+            continue
+        ops = tuple(data.draw(st.lists(st.integers(0, v - 1), min_size=1, max_size=3)))
+        if kind == "concat":
+            g.nodes.append(PiiNode(v, "concat", buffer=HBM, type=ty, operands=ops, offsets=tuple(range(len(ops)))))
+        else:
+            buf = data.draw(st.sampled_from(["spad", "acc", *bufs]))     # two buffers often
+            g.nodes.append(PiiNode(v, "pii", "x", buffer=buf, type=ty, operands=ops))
+    g.roots = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3))
+
+    on_chip = [b for b in bufs if b != HBM]
+
+    def mem(v, d):
+        nd = g.nodes[v]
+        return nd.type.size if nd.buffer == d else 0
+
+    def esun(v, d):
+        ops = phase2.deps(g, v)
+        taus = [esun(x, d) + sum(mem(y, d) for j, y in enumerate(ops) if j != i) for i, x in enumerate(ops)]
+        return max(mem(v, d), min(taus) if taus else 0)
+
+    order, done = [], set()
+
+    def visit(v):
+        if v in done:
+            return
+        if g.nodes[v].kind == "concat":
+            for o in phase2.deps(g, v):
+                visit(o)
+            return
+        if g.nodes[v].kind != "pii":
+            return
+        done.add(v)
+        ops = phase2.deps(g, v)
+
+        def tau(i):
+            return max([0.0] + [(esun(ops[i], d) + sum(mem(y, d) for j, y in enumerate(ops) if j != i))
+                                / acc.buffers[d].nbytes for d in on_chip])
+        for i in sorted(range(len(ops)), key=lambda i: (-tau(i), i)):
+            visit(ops[i])
+        order.append(v)
+
+    for r in g.roots:
+        visit(r)
+    assert phase2.su_order(acc, g) == order
+
+
 def test_orders_stop_early_only_where_fuse_fails_on_the_graph_alone(monkeypatch):
     """A pii graph whose fused pairs cannot be made adjacent in any order (a pii that must be
     followed by a consumer has none; one that must follow its producer has not exactly one)
