@@ -690,6 +690,23 @@ def _hbm_hulls(g: PiiGraph, lay: Layout, group: dict[int, int], start: dict[int,
     return hull
 
 
+_BETA_HI: dict[int, tuple[Accelerator, dict]] = {}
+
+
+def _beta_bounds_of(acc: Accelerator, instr: str, alpha: Any) -> dict[str, int]:
+    """:func:`_beta_bounds` of a pii (``alpha``: its α items), computed once per description,
+    instruction and α (a pure function of them; a kernel has many piis of one α)."""
+    hit = _BETA_HI.get(id(acc))
+    if hit is None or hit[0] is not acc:
+        hit = _BETA_HI[id(acc)] = (acc, {})
+    memo = hit[1]
+    key = (instr, alpha)
+    out = memo.get(key)
+    if out is None:
+        out = memo[key] = _beta_bounds(acc, acc.instructions[instr], dict(alpha))
+    return out
+
+
 def _beta_bounds(acc: Accelerator, ins: Any, alpha: dict[str, int]) -> dict[str, int]:
     """Per β attribute, the largest value its domain needs: the largest first-dimension access
     of the instruction's buffers, and where the attribute is a slice's start in a dimension by
@@ -768,7 +785,7 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
     # its producer wrote it: ``src == dst`` of the producer), its domain the intersection of
     # theirs; equalities over expressions stay constraints below
     his = {(n.id, b): hi for n in g.nodes if n.kind == "pii"
-           for b, hi in _beta_bounds(acc, acc.instructions[n.instr], dict(n.alpha)).items()}
+           for b, hi in _beta_bounds_of(acc, n.instr, n.alpha).items()}
     cls = _Same()
     key = {k: i for i, k in enumerate(his)}
     for node in g.nodes:
@@ -916,8 +933,9 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
     status = s.status_name(st)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Allocation(order, {}, {}, inter, status, solver_s)
-    beta = {v: {k: int(s.value(x)) for k, x in bv.items()} for v, bv in beta_vars.items()}
-    consts = {v: int(s.value(x)) for v, x in const_vars.items()}
+    sol = s.response_proto.solution         # every variable's value, by index
+    beta = {v: {k: sol[x.index] for k, x in bv.items()} for v, bv in beta_vars.items()}
+    consts = {v: sol[x.index] for v, x in const_vars.items()}
     return Allocation(order, beta, consts, inter, status, solver_s)
 
 
