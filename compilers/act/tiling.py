@@ -676,9 +676,13 @@ class Tiler:
         self._ways: dict[tuple, list] = {}
         self._okrep: dict[tuple, Term] = {}
         self._held: dict[tuple[str, Term], bool] = {}    # (buffer, kernel op): some instruction may put it there
+        self._costs: dict[int, float] = {}     # id(rule) -> its cost (:meth:`_cost`)
 
     def _cost(self, r: IsaRule) -> float:
-        return float(r.instr.cost.cycles.eval(dict(r.alpha))) + 1.0   # +1: fewer instructions break ties
+        c = self._costs.get(id(r))      # rules are cached objects (:func:`_rule`), alive while the tiler is
+        if c is None:
+            c = self._costs[id(r)] = float(r.instr.cost.cycles.eval(dict(r.alpha))) + 1.0   # +1: fewer instructions break ties
+        return c
 
     def produce(self, dem: View, buf: str, part: bool = False, root: bool = False) -> _Opt | None:
         """The cheapest way found to have ``dem`` in ``buf``; ``part``: a piece of a concat^H
