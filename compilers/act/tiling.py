@@ -677,6 +677,9 @@ class Tiler:
         self._okrep: dict[tuple, Term] = {}
         self._held: dict[tuple[str, Term], bool] = {}    # (buffer, kernel op): some instruction may put it there
         self._costs: dict[int, float] = {}     # id(rule) -> its cost (:meth:`_cost`)
+        self._bases: dict[Term | None, list] = {}      # a base -> it and its forms' bases
+        self._first: dict[tuple, list[str]] = {}       # (buf, n, base) -> instructions whose first top may match
+        self._masks: dict[tuple, np.ndarray] = {}      # (instruction, buf, n, base) -> per distinct top: may match
 
     def _cost(self, r: IsaRule) -> float:
         c = self._costs.get(id(r))      # rules are cached objects (:func:`_rule`), alive while the tiler is
@@ -819,21 +822,27 @@ class Tiler:
         n = len(dem)
         base = dem.base
         bkind = "const" if base is None else ("op" if base.info is not None and base.info.kind == "op" else "input")
-        bases = [base] + self.forms.bases(dem)
+        bases = self._bases.get(base)       # a function of the base: the same for every demand on it
+        if bases is None:
+            bases = self._bases[base] = [base] + self.forms.bases(dem)
         if bkind == "op" and _nz(dem.idx >= 0) and not any(self._ok(b) for b in bases):  # type: ignore[arg-type]
             return None
         bound = math.inf
-        names = self.names_out.get((buf, n))
-        if names is None:       # the instructions with an α of this output, in description order
-            names = self.names_out[(buf, n)] = list(dict.fromkeys(i.name for i, _ in self.by_out.get((buf, n), ())))
-        for name in names:
-            ins = self.acc.instructions[name]
+        fkey = (buf, n, base)
+        first = self._first.get(fkey)
+        if first is None:
+            names = self.names_out.get((buf, n))
+            if names is None:       # the instructions with an α of this output, in description order
+                names = self.names_out[(buf, n)] = list(dict.fromkeys(i.name for i, _ in self.by_out.get((buf, n), ())))
             # the first α's top for the instruction: a move is let through here (a strided
-            # store's other α have a select or dynamic-update-slice top); each α is tested below
-            if not any(self._may_match(self.tops[name], bkind, b, moves=False) for b in bases):
-                continue
-            rs = self._consistent(ins, buf, n, dem, bound,
-                                  lambda top: any(self._may_match(top, bkind, b) for b in bases))
+            # store's other α have a select or dynamic-update-slice top); each α is tested below.
+            # _may_match is a function of the top and the base: decided once per base
+            first = self._first[fkey] = [name for name in names if any(
+                self._may_match(self.tops[name], bkind, b, moves=False) for b in bases)]
+        for name in first:
+            ins = self.acc.instructions[name]
+            rs = self._consistent(ins, buf, n, dem, bound, lambda tops, name=name: self._top_mask(
+                (name, buf, n, base), tops, bkind, bases))
             dead, tests = self._dead_loads(ins, buf, n, dem, rs)
             for k, (r, gone) in enumerate(zip(rs, dead, strict=True)):
                 if tests is not None:
@@ -876,12 +885,21 @@ class Tiler:
         best.level = self.staging
         return best
 
+    def _top_mask(self, key: tuple, tops: list[tuple], bkind: str, bases: list) -> np.ndarray:
+        """Per distinct top of an instruction's α (``tops``), whether it may match a demand on
+        one of ``bases`` (:meth:`_may_match`), once per (instruction, output, base): ``key``."""
+        m = self._masks.get(key)
+        if m is None:
+            m = self._masks[key] = np.array([any(self._may_match(t, bkind, b) for b in bases) for t in tops],
+                                            dtype=bool)
+        return m
+
     def _consistent(self, ins: Any, buf: str, n: int, dem: View, bound: float = math.inf,
                     top_ok: Any = None) -> list[IsaRule]:
         """The α of ``ins`` whose g_θ(α) can produce ``dem`` as far as its constant bytes go
         (the first test of :meth:`Matcher.match`), that cost less than ``bound`` and whose top
-        ``top_ok`` accepts: over all α at once (arrays per instruction and output size, built
-        on first use; the top test once per distinct top)."""
+        ``top_ok`` accepts (``top_ok(tops)``: a bool per distinct top): over all α at once
+        (arrays per instruction and output size, built on first use)."""
         key = (ins.name, buf, n)
         st = self.stacks.get(key)
         if st is None:
@@ -898,7 +916,7 @@ class Tiler:
         if bound < math.inf:
             good &= costs < bound
         if top_ok is not None:
-            good &= np.array([top_ok(t) for t in tops], dtype=bool)[top_of]
+            good &= top_ok(tops)[top_of]
         if good.all():
             return rules
         return [rules[i] for i in np.flatnonzero(good)]
