@@ -37,9 +37,11 @@ description's domains restricted to the kernel's dimensions and their multiples 
 The search (:class:`Tiler`) is a branch and bound over those α: an α is tried only if its own
 cycles are below the best way found so far for the demand. Two exact shortcuts keep it small: a
 value none of whose forms is an operator of some instruction's semantics (nor has operands that
-are such values) is not searched for (:meth:`Tiler._ok`), and a demand on a kernel input that is
-another's bytes moved, within the shifts over which every bounds test of that one's search comes
-out the same, takes its result moved (:meth:`Tiler._bounds`, :func:`_moved`).
+are such values) is not searched for (:meth:`Tiler._ok`), and a demand that is another's bytes
+moved takes that one's result moved (:func:`_moved`): on a kernel input, within the shifts over
+which every bounds test of that one's search comes out the same (:meth:`Tiler._bounds`); on a
+computed value, where in addition every kernel view the search can read below it moves
+uniformly (:meth:`Tiler._shifts`: K5's output rows after the first).
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def _nbytes(t: TensorType) -> int:
 class View:
     """The byte image of a value: ``idx[i]`` says what byte ``i`` is (see the codes above)."""
 
-    __slots__ = ("base", "idx", "_key", "_any", "_def", "_const")
+    __slots__ = ("base", "idx", "_key", "_any", "_def", "_const", "_ident")
 
     def __init__(self, base: Term | None, idx: np.ndarray) -> None:
         self.base = base
@@ -102,6 +104,7 @@ class View:
         self._any: bool | None = None
         self._def: np.ndarray | None = None
         self._const: np.ndarray | None = None
+        self._ident: bool | None = None
 
     @property
     def key(self) -> tuple:
@@ -130,6 +133,15 @@ class View:
         if self._const is None:
             self._const = self.idx < 0
         return self._const
+
+    @property
+    def identity(self) -> bool:
+        """Whether byte i is byte i of the base, for every i (a value's own view)."""
+        if self._ident is None:
+            n = self.idx.size
+            self._ident = bool(self.base is not None and n and self.idx[0] == 0 and self.idx[-1] == n - 1
+                               and not _nz(np.diff(self.idx) != 1))
+        return self._ident
 
     def __len__(self) -> int:
         return self.idx.size
@@ -546,19 +558,62 @@ def _meeting(kernel_op: str) -> tuple[str, ...]:
     return (kernel_op, "multiply", "fma") if kernel_op == "dot" else (kernel_op,)
 
 
-def _moved(opt: _Opt | None, d: int) -> _Opt | None:
-    """``opt`` for the same demand ``d`` bytes further into its input."""
-    if opt is None or d == 0 or opt.kind == "const":
+class _Unmovable(Exception):
+    """A result holds a view of a term :meth:`Tiler._shifts` gives no shift."""
+
+
+def _moved(opt: _Opt | None, sig: dict[Term, int], base: Term) -> _Opt | None:
+    """``opt`` for the same demand moved: each view's bytes of a term t by ``sig[t]`` (``base``:
+    the demand's, an input's offset for a leaf)."""
+    if opt is None or opt.kind == "const" or not any(sig.values()):
         return opt
 
     def mv(v: View) -> View:
-        return View(v.base, np.where(v.idx >= 0, v.idx + d, v.idx))
+        if v.base is None:
+            return v
+        s = sig.get(v.base)
+        if s is None:
+            raise _Unmovable
+        return v if s == 0 else View(v.base, np.where(v.idx >= 0, v.idx + s, v.idx))
 
     if opt.kind == "input":
-        return replace(opt, offset=opt.offset + d)
+        return replace(opt, offset=opt.offset + sig[base])
     if opt.kind == "concat":
         return replace(opt, pieces=tuple(mv(p) for p in opt.pieces))
     return replace(opt, operands=tuple(None if o is None else (mv(o[0]), o[1]) for o in opt.operands))
+
+
+def _uniform(idx: np.ndarray, sh: int) -> tuple[bool, int | None]:
+    """Whether byte p + sh of a view is byte q + s of its base wherever byte p is byte q, one
+    s for all p (constant and don't-care bytes the same at p + sh as at p), over the p with
+    both p and p + sh in the view; and that s (None: no base byte there)."""
+    n = len(idx)
+    if sh >= 0:
+        a, b = idx[:max(n - sh, 0)], idx[min(sh, n):]
+    else:
+        a, b = idx[-sh:], idx[:max(n + sh, 0)]
+    pos = a >= 0
+    if _nz(pos != (b >= 0)) or _nz((a != b) & ~pos):
+        return False, None
+    if not _nz(pos):
+        return True, None
+    diff = b[pos] - a[pos]
+    s = int(diff[0])
+    if _nz(diff != s):
+        return False, None
+    return True, s
+
+
+def _opt_key(o: _Opt | None) -> tuple | None:
+    """A result as plain values (views as their base and bytes), for comparing two."""
+    if o is None:
+        return None
+
+    def vk(v: View) -> tuple:
+        return (v.base, v.idx.tobytes())
+
+    return (o.cost, o.kind, o.instr, o.alpha, o.input_index, o.offset, o.data, o.level,
+            tuple(None if x is None else (vk(x[0]), x[1]) for x in o.operands), tuple(vk(p) for p in o.pieces))
 
 
 def _is_mm(t: Term) -> bool:
@@ -596,10 +651,11 @@ class _Search:
     #: the shallowest active demand a lookup met below the current one (a result that met
     #: only the current demand itself does not depend on what else is active: memoized)
     low: float = math.inf
-    #: per memoized demand, the shifts over which its search is the same (see Tiler._shift_key)
-    span: dict[tuple, tuple[float, float]] = field(default_factory=dict)
-    span_now: list[float] | None = None              # the current search's, narrowing
-    shifted: dict[tuple, list[tuple[Any, int, float, float]]] = field(default_factory=dict)
+    #: per memoized demand, per kernel input its search read, the shifts of that input over
+    #: which the search is the same (see Tiler._shift_key)
+    span: dict[tuple, dict[Term, tuple[float, float]]] = field(default_factory=dict)
+    span_now: dict[Term, list[float]] | None = None  # the current search's, narrowing
+    shifted: dict[tuple, list[tuple[Any, int, dict[Term, tuple[float, float]]]]] = field(default_factory=dict)
     shifting: bool = True
 
 
@@ -680,6 +736,8 @@ class Tiler:
         self._bases: dict[Term | None, list] = {}      # a base -> it and its forms' bases
         self._first: dict[tuple, list[str]] = {}       # (buf, n, base) -> instructions whose first top may match
         self._masks: dict[tuple, np.ndarray] = {}      # (instruction, buf, n, base) -> per distinct top: may match
+        self._sigmas: dict[tuple, dict[Term, int] | None] = {}   # (base, shift): Tiler._shifts
+        self._link_memo: dict[tuple, list[tuple[Term, int]] | None] = {}   # (term, shift): Tiler._links
 
     def _cost(self, r: IsaRule) -> float:
         c = self._costs.get(id(r))      # rules are cached objects (:func:`_rule`), alive while the tiler is
@@ -705,18 +763,20 @@ class Tiler:
             return None
         shift = self._shift_key(dem, key) if self.s.shifting else None
         if shift is not None:
-            for opt, at, lo, hi in self.s.shifted.get(shift[0], ()):
-                d = shift[1] - at
-                if lo <= d <= hi:       # the same search, moved by d bytes of the input
-                    best = _moved(opt, d)
+            for opt, at, rec in self.s.shifted.get(shift[0], ()):
+                hit = self._moved_from(dem.base, shift[1] - at, opt, rec)   # type: ignore[arg-type]
+                if hit is not None:     # the same search, moved
+                    best, span = hit
+                    if self.CHECK_MOVED:
+                        self._check_moved(key, dem, buf, part, root, best)
                     self.s.memo[key] = best
-                    self.s.span[key] = span = (lo - d, hi - d)
+                    self.s.span[key] = span
                     self._meet(span)
                     return best
         depth = self.s.active[key] = len(self.s.active)
         outer_low, self.s.low = self.s.low, math.inf
         outer_span = self.s.span_now
-        self.s.span_now = [-math.inf, math.inf] if shift is None else list(shift[2])
+        self.s.span_now = {} if shift is None or shift[2] is None else {dem.base: list(shift[2])}  # type: ignore[dict-item]
         best = self._produce(dem, buf, part, root)
         # memoized unless it met a demand still active above this one (then it may be found
         # another way once that one is done); meeting itself does not count: every
@@ -728,29 +788,42 @@ class Tiler:
         if not canonical or self.tries > self.MAX_TRIES or self.demands > self.MAX_DEMANDS:
             span = None
         if span is not None:
-            self.s.span[key] = (span[0], span[1])
+            rec = {i: (r[0], r[1]) for i, r in span.items()}
+            self.s.span[key] = rec
             if shift is not None:
-                self.s.shifted.setdefault(shift[0], []).append((best, shift[1], span[0], span[1]))
+                self.s.shifted.setdefault(shift[0], []).append((best, shift[1], rec))
         self.s.span_now = outer_span
         self._meet(span)
         self.s.low = min(outer_low, self.s.low if self.s.low < depth else math.inf)
         del self.s.active[key]
         return best
 
-    # --- the same search at another offset of an input --------------------------------------
+    # --- the same search elsewhere in its base ----------------------------------------------
     #
     # A demand whose base is a kernel input is searched the same way wherever its bytes lie in
     # the input, except where an operand would read past the input's ends (a leaf, a load). So
-    # each search of such a demand records the range of shifts d (bytes) over which every one
-    # of those bounds tests, in it and in the searches it used, comes out the same; a demand
-    # that is the same bytes moved by d within that range gets the same result, moved (the
-    # staging of a re-laid-out input: one 64-byte piece searched, the other 31 moved).
+    # each search records, per input it read, the range of shifts of that input over which
+    # every one of those bounds tests, in it and in the searches it used, comes out the same; a
+    # demand that is the same bytes moved by d within that range gets the same result, moved
+    # (the staging of a re-laid-out input: one 64-byte piece searched, the other 31 moved).
+    #
+    # A demand on a computed value moved by d bytes is searched the same way where every
+    # kernel view the matcher reads below it moves uniformly (:meth:`_shifts`: each term it
+    # can reach gets one shift, e.g. a row of f32[3,16] moves its row of the input A and none of
+    # a broadcast vector B), the inputs' shifts lie within the ranges its search recorded, and
+    # nothing in it asked whether a demand is a kernel output (:meth:`_produce`): then each of
+    # its steps, and each of its sub-searches, is the original one moved (K5's output rows:
+    # row 0 searched, rows 1 and 2 moved).
+
+    #: tests set this: every moved result is compared with the search it stands for
+    CHECK_MOVED = False
 
     def _shift_key(self, dem: View, key: tuple) -> tuple | None:
-        """(the demand relative to its first input byte, that byte, the shifts that keep its
-        bytes inside the input) for a demand on a kernel input, else None."""
+        """(the demand relative to its first base byte, that byte, for an input the shifts that
+        keep its bytes inside the input, else None) for a demand on a kernel input or a computed
+        value, else None."""
         base = dem.base
-        if base is None or base.info is None or base.info.kind != "input":
+        if base is None or base.info is None or base.info.kind not in ("input", "op"):
             return None
         d = dem.idx
         on = d >= 0
@@ -758,28 +831,134 @@ class Tiler:
             return None
         lo, hi = int(d[on].min()), int(d[on].max())
         rel = np.where(on, d - lo, d)
-        return ((key[0], base, rel.tobytes(), key[2], key[3], key[4]), lo,
-                (-lo, _nbytes(base.type) - 1 - hi))
+        inside = (-lo, _nbytes(base.type) - 1 - hi) if base.info.kind == "input" else None
+        return ((key[0], base, rel.tobytes(), key[2], key[3], key[4]), lo, inside)
 
-    def _meet(self, span: tuple[float, float] | list[float] | None) -> None:
-        """Narrows the current search's range of shifts to ``span`` (None: not movable)."""
+    def _moved_from(self, base: Term, d: int, opt: _Opt | None,
+                    rec: dict[Term, tuple[float, float]]) -> tuple[_Opt | None, dict] | None:
+        """The result ``opt`` of a search of the same demand ``d`` bytes earlier in ``base``,
+        moved, with its record of shifts; None where the search might differ here."""
+        sig = self._shifts(base, d)
+        if sig is None:
+            return None
+        for inp, (lo, hi) in rec.items():
+            s = sig.get(inp)
+            if s is None or not lo <= s <= hi:
+                return None
+        try:
+            best = _moved(opt, sig, base)
+        except _Unmovable:
+            return None
+        return best, {inp: (lo - sig[inp], hi - sig[inp]) for inp, (lo, hi) in rec.items()}
+
+    def _shifts(self, base: Term, d: int) -> dict[Term, int] | None:
+        """For a demand on ``base`` moved by ``d`` bytes, the shift (bytes) of every term a
+        search of it can read: ``base`` itself, the bases of its other forms' views (read by
+        :meth:`Matcher.match`) and of its operands' kernel views (gathered by
+        :meth:`Matcher._op`: an elementwise operator's operands element by element, a dot's
+        rows of the left operand and columns of the right one), and on down. None unless each
+        such view moves uniformly: byte p + s of the view is byte q + t of its base wherever
+        byte p is byte q (constant and don't-care bytes staying the same), one t per term."""
+        key = (base, d)
+        if key in self._sigmas:
+            return self._sigmas[key]
+        out: dict[Term, int] | None = {base: d}
+        if base.info is not None and base.info.kind == "op":
+            out = self._shifts_of(base, d)
+        self._sigmas[key] = out
+        return out
+
+    def _shifts_of(self, base: Term, d: int) -> dict[Term, int] | None:
+        sig: dict[Term, int] = {base: d}
+        todo = [base]
+        while todo:
+            t = todo.pop()
+            links = self._links(t, sig[t])
+            if links is None:
+                return None
+            for vb, s in links:
+                prev = sig.get(vb)
+                if prev is None:
+                    sig[vb] = s
+                    todo.append(vb)
+                elif prev != s:
+                    return None         # one term reached with two shifts
+        return sig
+
+    def _links(self, t: Term, dt: int) -> list[tuple[Term, int]] | None:
+        """The (base, shift) of each view a search reads below a demand on ``t`` moved by ``dt``
+        bytes (:meth:`_shifts`), once per (term, shift); None where one does not move uniformly."""
+        key = (t, dt)
+        if key in self._link_memo:
+            return self._link_memo[key]
+        out: list[tuple[Term, int]] | None = []
+        if t.info is not None and t.info.kind == "op":      # else an input (its bounds tests are the ranges) or a literal
+            out = self._links_of(t, dt)
+        self._link_memo[key] = out
+        return out
+
+    def _links_of(self, t: Term, dt: int) -> list[tuple[Term, int]] | None:
+        nb = t.type.dtype.nbytes
+        if dt % nb:
+            return None     # not whole elements: _elements reads element boundaries
+        k = dt // nb
+        views: list[tuple[View, int]] = [(av, dt) for av in self.forms._base_form_views(t)]
+        name = t.info.name  # type: ignore[union-attr]
+        if name in _ELEMENTWISE and all(c.type.shape == t.type.shape for c in t.children):
+            views += [(self.m.kernel_view(c), k * c.type.dtype.nbytes) for c in t.children]
+        elif name == "dot" and _is_mm(t):
+            n_cols, n_k = t.type.shape[1], t.children[0].type.shape[1]
+            if k % n_cols:
+                return None         # not whole rows: the columns read would change
+            a, b = t.children
+            views += [(self.m.kernel_view(a), (k // n_cols) * n_k * a.type.dtype.nbytes),
+                      (self.m.kernel_view(b), 0)]
+        out = []
+        for v, sh in views:
+            ok, s = _uniform(v.idx, sh) if not v.identity else (True, sh if abs(sh) < len(v) else None)
+            if not ok:
+                return None
+            if s is not None and v.base is not None:    # else no base byte where it can move
+                out.append((v.base, s))
+        return out
+
+    def _check_moved(self, key: tuple, dem: View, buf: str, part: bool, root: bool, moved: _Opt | None) -> None:
+        """CHECK_MOVED: the search ``moved`` stands for, run; an AssertionError if it differs."""
+        outer_span, outer_low = self.s.span_now, self.s.low
+        self.s.active[key] = len(self.s.active)
+        self.s.span_now, self.s.low = None, math.inf
+        try:
+            real = self._produce(dem, buf, part, root)
+        finally:
+            del self.s.active[key]
+            self.s.span_now, self.s.low = outer_span, outer_low
+        if _opt_key(real) != _opt_key(moved):
+            raise AssertionError(f"moved search differs for {buf} demand on {dem.base}: {real} != {moved}")
+
+    def _meet(self, span: dict[Term, tuple[float, float]] | None) -> None:
+        """Narrows the current search's ranges of shifts to ``span``'s (None: not movable)."""
         now = self.s.span_now
         if now is None:
             return
         if span is None:
             self.s.span_now = None
             return
-        now[0] = max(now[0], span[0])
-        now[1] = min(now[1], span[1])
+        for inp, (lo, hi) in span.items():
+            cur = now.get(inp)
+            if cur is None:
+                now[inp] = [lo, hi]
+            else:
+                cur[0] = max(cur[0], lo)
+                cur[1] = min(cur[1], hi)
 
-    def _bounds(self, o: Any, length: Any, size: int) -> None:
-        """Records a bounds test: ``length`` bytes read at offset ``o`` of an input of ``size``
-        bytes (arrays: one test each). Its outcome is the same for the shifts d with o + d >= 0
-        and o + d + length <= size where it passes, and for those on the same side where it
-        fails (never, where length > size)."""
-        now = self.s.span_now
-        if now is None:
+    def _bounds(self, inp: Term, o: Any, length: Any, size: int) -> None:
+        """Records a bounds test: ``length`` bytes read at offset ``o`` of the input ``inp`` of
+        ``size`` bytes (arrays: one test each). Its outcome is the same for the shifts d with
+        o + d >= 0 and o + d + length <= size where it passes, and for those on the same side
+        where it fails (never, where length > size)."""
+        if self.s.span_now is None:
             return
+        now = self.s.span_now.setdefault(inp, [-math.inf, math.inf])
         o = np.atleast_1d(np.asarray(o, dtype=np.int64))
         length = np.broadcast_to(np.asarray(length, dtype=np.int64), o.shape)
         fits = length <= size
@@ -803,7 +982,12 @@ class Tiler:
             leaf = self._leaf(dem)
             if leaf is not None and not (root and leaf.kind == "input"):
                 return leaf
-            if dem.key not in self.root_keys and not part:
+            if (not part and dem.base is not None and dem.base.info is not None and dem.base.info.kind == "op"
+                    and dem.base in self._root_bases()):
+                # whether it is an output depends on where it lies: not movable (a value no
+                # output is a view of is none wherever it lies)
+                self._meet(None)
+            if not part and dem.key not in self.root_keys:
                 # an intermediate in HBM only to re-lay out kernel inputs (staging: a whole region,
                 # one level deep); computed values are not spilled and reloaded
                 base = dem.base
@@ -850,7 +1034,7 @@ class Tiler:
                         continue        # not tried, whatever its bounds test says (as in _try)
                     test = tests[k]
                     if test is not None:
-                        self._bounds(*test)
+                        self._bounds(base, *test)   # type: ignore[arg-type]
                 if gone:
                     continue
                 # branch and bound: an α is tried only if it could cost less than the best found
@@ -1175,7 +1359,7 @@ class Tiler:
             return None
         o = int(off[0])
         size = _nbytes(base.type)
-        self._bounds(o, len(dem), size)
+        self._bounds(base, o, len(dem), size)
         if o < 0 or o + len(dem) > size:
             return None
         return _Opt(0.0, "input", input_index=int(base.info.name), offset=o)

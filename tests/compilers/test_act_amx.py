@@ -487,6 +487,88 @@ def test_a_load_the_bound_passes_over_does_not_narrow_the_shifts(amx_rules, monk
     assert tiles[1024] == 0, tiles
 
 
+def _k5_variant(kind: str) -> str:
+    """K5's HLO with its f32[3,16] chain changed: more rows, A given transposed or reversed, B
+    per row instead of per column, or a row-dependent constant added (each row then differs)."""
+    text = (PAPER / "amx_k5.hlo").read_text()
+    if kind == "rows6":
+        return text.replace("f32[3,16]", "f32[6,16]").replace("u8[3,16]", "u8[6,16]")
+    if kind == "a_transposed":
+        return text.replace("  A = f32[3,16] parameter(2)\n",
+                            "  At = f32[16,3] parameter(2)\n  A = f32[3,16] transpose(At), dimensions={1,0}\n")
+    if kind == "a_reversed":
+        return text.replace("  A = f32[3,16] parameter(2)\n",
+                            "  Ar = f32[3,16] parameter(2)\n  A = f32[3,16] reverse(Ar), dimensions={0}\n")
+    if kind == "b_per_row":
+        return text.replace("  B = f32[16] parameter(3)", "  B = f32[3] parameter(3)").replace(
+            "broadcast.4 = f32[3,16] broadcast(B), dimensions={1}", "broadcast.4 = f32[3,16] broadcast(B), dimensions={0}")
+    if kind == "row_iota":
+        return text.replace("  zero = f32[] constant(0)\n",
+                            "  zero = f32[] constant(0)\n  io = f32[3,16] iota(), iota_dimension=0\n").replace(
+            "add.7 = f32[3,16] add(multiply.5, broadcast.6)",
+            "add.7a = f32[3,16] add(multiply.5, broadcast.6)\n  add.7 = f32[3,16] add(add.7a, io)")
+    return text
+
+
+@pytest.mark.parametrize("kind,rows_moved", [("amx_k5", 2), ("rows6", 5), ("a_transposed", 2), ("a_reversed", 2),
+                                             ("b_per_row", 2), ("row_iota", 0)])
+def test_a_computed_row_takes_the_first_rows_search_moved(kind: str, rows_moved: int, amx_rules,
+                                                          monkeypatch) -> None:  # noqa: ANN001
+    """K5's u8 output rows: row 0 is searched (the whole convert / clamp / ReLU / scale chain),
+    each later row takes that search's result moved, since every view below it moves by one
+    row (A's row, a transposed A's column, a reversed A's row backwards, a per-row B's element)
+    or not at all (a per-column B). Every moved result equals the search it stands for
+    (Tiler.CHECK_MOVED runs both), and the program is the one of a search without these moves,
+    with fewer α tried. A row-dependent constant (an iota) makes the rows differ: none is moved."""
+    from compilers.act import tiling
+
+    acc, rules = amx_rules
+    g = parse_hlo(_k5_variant(kind), kind)
+    out_rows = 0
+
+    def no_computed_moves(base):  # noqa: ANN001, ANN202
+        class Unmoved(base):
+            def _shifts(self, b, d):  # noqa: ANN001, ANN202
+                return None if b.info.kind == "op" else super()._shifts(b, d)
+        return Unmoved
+
+    def checked(base):  # noqa: ANN001, ANN202
+        class Checked(base):
+            CHECK_MOVED = True
+
+            def _moved_from(self, b, d, opt, rec):  # noqa: ANN001, ANN202
+                nonlocal out_rows
+                hit = super()._moved_from(b, d, opt, rec)
+                if hit is not None and b.info.name == "convert" and b.type.dtype.name == "u8":
+                    out_rows += 1
+                return hit
+        return Checked
+
+    tiler = tiling.Tiler
+    (prog, tries), (plain, searched) = _as_is_and(no_computed_moves, g, acc, rules, monkeypatch)
+    assert prog == plain
+    assert tries < searched if rows_moved else tries <= searched
+    monkeypatch.setattr(tiling, "Tiler", checked(tiler))
+    assert compile_graph(g, acc, rules=rules).program == prog
+    assert out_rows == rows_moved
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 20), st.integers(-3, -1), st.just(DC)), max_size=24), st.integers(-26, 26))
+def test_uniform_shift_is_its_definition(codes: list[int], sh: int) -> None:
+    """tiling._uniform: ok exactly when one s makes byte p + sh the base byte q + s wherever byte
+    p is base byte q, and the same constant / don't-care wherever it is one, for every p with p
+    and p + sh in the view; s is that shift (None where no such p is a base byte)."""
+    from compilers.act.tiling import _uniform
+
+    idx = np.array(codes, dtype=np.int64)
+    n = len(codes)
+    pairs = [(codes[p], codes[p + sh]) for p in range(n) if 0 <= p + sh < n]
+    diffs = {b - a for a, b in pairs if a >= 0 and b >= 0}
+    ok = all((a >= 0) == (b >= 0) and (a >= 0 or a == b) for a, b in pairs) and len(diffs) <= 1
+    assert _uniform(idx, sh) == (ok, (next(iter(diffs)) if diffs else None) if ok else None)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(-40, 40), st.integers(0, 50)), min_size=1, max_size=6),
        st.integers(1, 40), st.integers(-60, 60))
@@ -498,10 +580,11 @@ def test_a_recorded_shift_range_keeps_every_bounds_outcome(tests, size: int, d: 
 
     tl = tiling.Tiler.__new__(tiling.Tiler)
     tl.s = tiling._Search()
-    tl.s.span_now = [-math.inf, math.inf]
+    tl.s.span_now = {}
+    inp = object()      # the input the tests read (a key of the search's record)
     for o, length in tests:
-        tl._bounds(o, length, size)
-    lo, hi = tl.s.span_now
+        tl._bounds(inp, o, length, size)
+    lo, hi = tl.s.span_now[inp]
     assert lo <= 0 <= hi
 
     def fits(o: int, length: int) -> bool:
@@ -673,8 +756,9 @@ def _instruction_tries(instr: str, kernel: str, variant, amx_rules, monkeypatch)
 
 def test_a_partial_contraction_is_not_tried_on_a_whole_one(amx_rules, monkeypatch) -> None:  # noqa: ANN001
     """K1: of TDPBUSD's α for a 16x16 s32 tile, only K = 64 (the kernel dot's whole contraction)
-    can compute a tile of the dot, so it is the one tried, once per C tile (4); the operator test
-    alone tried all 8 sizes of each. The same program either way."""
+    can compute a tile of the dot, so it is the one tried, once per C tile searched (2: the two
+    of the second 16 rows take the first two's searches moved); the operator test alone tried
+    all 8 sizes of each. The same program either way."""
     from compilers.act import tiling
 
     def operators_only(cls):  # noqa: ANN001, ANN202
@@ -690,10 +774,10 @@ def test_a_partial_contraction_is_not_tried_on_a_whole_one(amx_rules, monkeypatc
 
     tdp, (prog, tries), (plain_prog, plain_tries), plain_tdp = _instruction_tries(
         "tdpbusd", "amx_k1", operators_only, amx_rules, monkeypatch)
-    assert tdp == 4
+    assert tdp == 2
     assert prog == plain_prog
     assert tries < plain_tries
-    assert plain_tdp > 4 + 8
+    assert plain_tdp >= tdp + 7       # the other 7 sizes of (at least) the first tile
 
 
 def test_a_move_from_a_buffer_nothing_can_fill_is_not_tried(amx_rules, monkeypatch) -> None:  # noqa: ANN001
