@@ -1088,15 +1088,19 @@ class Tiler:
         st = self.stacks.get(key)
         if st is None:
             rules = self._alpha_rules(ins, buf, n)
-            st = self.stacks[key] = _stack(rules, n) + _costs_and_tops(rules, self._cost)
-        rules, layouts, which, ccols, costs, top_of, tops = st
+            st = _stack(rules, n)
+            st = self.stacks[key] = st + _costs_and_tops(rules, self._cost) + ((st[1] < 0).any(axis=1),)
+        rules, layouts, which, ccols, costs, top_of, tops, has_const = st
         if not rules or costs.min() >= bound:
             return []
         # an α fails where its pattern has a constant byte that differs from a demanded byte:
         # only the demanded columns where some α has a constant are compared
-        keep = dem.defined[ccols]
-        sub = layouts[:, keep]
-        good = ~((sub < 0) & (sub != dem.idx[ccols[keep]])).any(axis=1)[which]
+        dc = dem.idx[ccols]
+        if not _nz(dc < 0):
+            good = ~has_const[which]    # base bytes in all of them: an α with any constant there fails
+        else:
+            keep = dc != DC
+            good = ~((layouts[:, keep] < 0) & (layouts[:, keep] != dc[keep])).any(axis=1)[which]
         if bound < math.inf:
             good &= costs < bound
         if top_ok is not None:
