@@ -11,6 +11,10 @@ Rule matching happens in Python on a :class:`Snapshot` of the e-graph (egglog's 
 gives every handle's canonical class): the rules of this project carry symbolic
 attributes, dtype claims and z3 preconditions that egglog's pattern language cannot state, so
 :mod:`compilers.act.rewrite` matches them here and hands the resulting unions back to egglog.
+Two cases need no rebuild and are closed here, exactly as egglog would (tested against it): pii
+e-nodes put in their classes (:meth:`EGraph.extend`), and a round whose new e-nodes and unions
+merge no two existing classes (:meth:`EGraph._closed`: every IR round of the AMX kernels);
+their rows reach egglog with the next flush.
 """
 
 from __future__ import annotations
@@ -115,9 +119,17 @@ class Snapshot:
     class_type: list[tuple[str, tuple[int, ...]]]
     by_info: dict[int, list[tuple[int, ENode]]]     # info id -> [(class, enode)]
 
+    _index: dict[tuple[int, tuple[int, ...]], int] | None = field(default=None, compare=False, repr=False)
+
     @property
     def n_nodes(self) -> int:
         return sum(len(c) for c in self.classes)
+
+    def node_index(self) -> dict[tuple[int, tuple[int, ...]], int]:
+        """(info, child classes) of each e-node -> its class (one class each: congruence)."""
+        if self._index is None:
+            self._index = {(en.info, en.children): c for c, cl in enumerate(self.classes) for en in cl}
+        return self._index
 
 
 class SnapshotError(AccvError):
@@ -263,6 +275,10 @@ class EGraph:
         rule application visits classes in id order)."""
         if self._snap is not None and self.is_current(self._snap):
             return self._snap       # nothing pending, or only what :meth:`extend` put in it
+        if self._snap is not None:
+            closed = self._closed(self._snap)
+            if closed is not None:
+                return closed
         self.flush()
         fz = self.eg.freeze()
         to_i = self.eg.value_to_i64
@@ -306,8 +322,112 @@ class EGraph:
         """Whether ``snap`` is the e-graph as it is: nothing added or united since it was taken."""
         return snap is self._snap and self._reflected == (len(self._pending_adds), len(self._pending_unions))
 
-    #: tests set this: every :meth:`extend` is compared with a full flush and snapshot
+    #: tests set this: every :meth:`extend` and :meth:`_closed` is compared with a full flush
+    #: and snapshot
     CHECK_EXTEND = False
+
+    def _closed(self, snap: Snapshot) -> Snapshot | None:
+        """``snap`` with the e-nodes and unions made since it, where their congruence closure
+        unites no two classes of ``snap``: each new e-node is one of ``snap``'s (hash-consing:
+        its handle joins that class) or makes a class, new classes join each other or one of
+        ``snap``'s by the unions and by congruence among the new e-nodes (their child classes
+        may have been united), and ``snap``'s e-nodes, whose children are all ``snap``'s
+        classes, stay as they were. That closure is the smallest congruence holding the unions,
+        so it is exactly what egglog's rebuild gives and :meth:`snapshot` reads back (class ids
+        by first handle: ``snap``'s keep theirs). None where two of ``snap``'s classes would
+        merge: egglog does that (IR rewrites on AMX kernels never merge classes; on Gemmini
+        kernels most rounds do). The e-nodes and unions stay pending for the next flush."""
+        a0, u0 = self._reflected if snap is self._snap else (-1, -1)
+        n0, sig = len(snap.handle_class), self._handle_sig
+        n = len(sig)
+        if a0 < 0 or len(self._pending_adds) - a0 != n - n0:
+            return None
+        ncls = len(snap.classes)
+        index = snap.node_index()
+        up: dict[int, int] = {}         # a united class -> the class it joined (snap's stay roots)
+
+        def find(x: int) -> int:
+            while x in up:
+                x = up[x]
+            return x
+
+        def unite(x: int, y: int) -> bool:
+            x, y = find(x), find(y)
+            if x == y:
+                return True
+            if x < ncls and y < ncls:
+                return False            # two of snap's classes: egglog's rebuild merges them
+            if y < ncls or (x >= ncls and y < x):
+                x, y = y, x
+            up[y] = x                   # into snap's class, or the earlier new one
+            return True
+
+        hc = list(snap.handle_class)
+        made: dict[tuple, int] = {}
+        for h in range(n0, n):
+            iid, kids = sig[h]
+            key = (iid, tuple([hc[k] for k in kids]))
+            c = index.get(key)
+            if c is None:
+                c = made.get(key)
+                if c is None:
+                    c = made[key] = ncls + len(made)
+            hc.append(c)
+        for a, b in self._pending_unions[u0:]:
+            if not unite(hc[a], hc[b]):
+                return None
+        while True:         # congruence: new e-nodes whose child classes now coincide
+            changed = False
+            seen: dict[tuple, int] = {}
+            for h in range(n0, n):
+                iid, kids = sig[h]
+                key = (iid, tuple([find(hc[k]) for k in kids]))
+                c = find(hc[h])
+                for o in (index.get(key), seen.get(key)):
+                    if o is not None and find(o) != c:
+                        if not unite(o, c):
+                            return None
+                        changed = True
+                        c = find(c)
+                seen.setdefault(key, c)
+            if not changed:
+                break
+        ids: dict[int, int] = {}        # a new class's root -> its id: by first handle
+        final = list(snap.handle_class)
+        for h in range(n0, n):
+            r = find(hc[h])
+            if r >= ncls:
+                r = ids.setdefault(r, ncls + len(ids))
+            final.append(r)
+        classes = list(snap.classes)
+        touched: dict[int, set[tuple[int, tuple[int, ...]]]] = {}
+        for h in range(n0, n):
+            iid, kids = sig[h]
+            c = final[h]
+            m = touched.get(c)
+            if m is None:
+                m = touched[c] = {(en.info, en.children) for en in classes[c]} if c < ncls else set()
+            m.add((iid, tuple([final[k] for k in kids])))
+        classes += [[] for _ in ids]
+        class_type = list(snap.class_type) + [("", ())] * len(ids)
+        for c, m in touched.items():
+            classes[c] = [ENode(i, k) for i, k in sorted(m)]
+            class_type[c] = self.infos[classes[c][0].info].tkey
+        by_info: dict[int, list[tuple[int, ENode]]] = {}
+        for c, cl in enumerate(classes):
+            for en in cl:
+                by_info.setdefault(en.info, []).append((c, en))
+        out = Snapshot(classes, final, class_type, by_info)
+        if self.CHECK_EXTEND:
+            self.flush()
+            full = self.snapshot()
+            if (full.classes, full.handle_class, full.class_type, full.by_info) != \
+                    (out.classes, out.handle_class, out.class_type, out.by_info):
+                raise SnapshotError("closure: the snapshot differs from egglog's")
+            return full
+        self._snap = out
+        self._reflected = (len(self._pending_adds), len(self._pending_unions))
+        return out
 
     def extend(self, snap: Snapshot, added: list[tuple[int, int]]) -> Snapshot:
         """``snap`` after adding e-nodes that congruence cannot touch: each of ``added`` is a

@@ -41,7 +41,9 @@ are such values) is not searched for (:meth:`Tiler._ok`), and a demand that is a
 moved takes that one's result moved (:func:`_moved`): on a kernel input, within the shifts over
 which every bounds test of that one's search comes out the same (:meth:`Tiler._bounds`); on a
 computed value, where in addition every kernel view the search can read below it moves
-uniformly (:meth:`Tiler._shifts`: K5's output rows after the first).
+uniformly (:meth:`Tiler._shifts`: K5's output rows after the first). Both are exact while the
+search stays within its work bounds (``MAX_TRIES``, ``MAX_DEMANDS``); past them, which searches
+are cut short depends on how many tries were made, moved or not (a moved result is never cut).
 """
 
 from __future__ import annotations
@@ -558,6 +560,10 @@ def _meeting(kernel_op: str) -> tuple[str, ...]:
     return (kernel_op, "multiply", "fma") if kernel_op == "dot" else (kernel_op,)
 
 
+class _OutOfBounds(Exception):
+    """Building the pii graph met a demand whose search ran past the work bounds."""
+
+
 class _Unmovable(Exception):
     """A result holds a view of a term :meth:`Tiler._shifts` gives no shift."""
 
@@ -815,7 +821,8 @@ class Tiler:
     # its steps, and each of its sub-searches, is the original one moved (K5's output rows:
     # row 0 searched, rows 1 and 2 moved).
 
-    #: tests set this: every moved result is compared with the search it stands for
+    #: tests set this: every moved result is compared with the search it stands for (meaningful
+    #: well within the work bounds: the check's own searches count against them)
     CHECK_MOVED = False
 
     def _shift_key(self, dem: View, key: tuple) -> tuple | None:
@@ -1413,7 +1420,10 @@ class Tiler:
             if not fresh and key in memo:
                 return memo[key]
             opt = self.produce(dem, buf, part, root)
-            assert opt is not None
+            if opt is None:
+                # an operand of a moved result, searched only now, past the work bounds (below
+                # them its search is the moved one's, which found it)
+                raise _OutOfBounds
             saved, self.staging = self.staging, opt.level
             try:
                 v = _make(dem, opt)
@@ -1479,8 +1489,13 @@ class Tiler:
                         self.reason = (f"output {i} is the bytes of input {leaf.input_index} (at offset "
                                        f"{leaf.offset}) and no instruction sequence writes them to the output")
                     return None
-            for r in roots:     # each output its own node, written at its place
-                g.roots.append(node(r, HBM, fresh=True, root=True))
+            try:
+                for r in roots:     # each output its own node, written at its place
+                    g.roots.append(node(r, HBM, fresh=True, root=True))
+            except _OutOfBounds:
+                self.reason = (f"no program found within the tiling search's bounds ({self.MAX_TRIES:,} "
+                               f"instruction tries, {self.MAX_DEMANDS:,} demands)")
+                return None
             return g
         finally:
             node = _make = None     # type: ignore[assignment]  # mutually recursive closures: break the cycle

@@ -487,9 +487,55 @@ def test_a_load_the_bound_passes_over_does_not_narrow_the_shifts(amx_rules, monk
     assert tiles[1024] == 0, tiles
 
 
+#: K5's f32 chain alone, its A defined by ``{a}`` (a review's variants of A: a row's worth of
+#: demand then moves through pads, constant-predicate selects, literals, or A read twice)
+_CHAIN = """HloModule chain
+ENTRY chain {
+{a}  B = f32[16] parameter(1)
+  C = f32[16] parameter(2)
+  D = f32[16] parameter(3)
+  zero = f32[] constant(0)
+  c255 = f32[] constant(255)
+  broadcast.4 = f32[R,16] broadcast({b}), dimensions={1}
+  multiply.5 = f32[R,16] multiply(A, broadcast.4)
+  broadcast.6 = f32[R,16] broadcast(C), dimensions={1}
+  add.7 = f32[R,16] add(multiply.5, broadcast.6)
+  zero_b = f32[R,16] broadcast(zero), dimensions={}
+  relu.8 = f32[R,16] maximum(zero_b, add.7)
+  broadcast.9 = f32[R,16] broadcast(D), dimensions={1}
+  multiply.10 = f32[R,16] multiply(relu.8, broadcast.9)
+  c255_b = f32[R,16] broadcast(c255), dimensions={}
+  clamp.13 = f32[R,16] clamp(zero_b, multiply.10, c255_b)
+  ROOT convert.14 = u8[R,16] convert(clamp.13)
+}
+"""
+
+
+def _lit(rows: int, f) -> str:  # noqa: ANN001
+    return "{ " + ", ".join("{" + ", ".join(f(r, c) for c in range(16)) + "}" for r in range(rows)) + " }"
+
+
+_CHAINS = {
+    "pad_row": ("  A0 = f32[3,16] parameter(0)\n  z0 = f32[] constant(0)\n"
+                "  A = f32[4,16] pad(A0, z0), padding=0_1x0_0\n", "B", 4),
+    "strided_slice": ("  A0 = f32[8,16] parameter(0)\n  A = f32[3,16] slice(A0), slice={[1:7:2], [0:16]}\n", "B", 3),
+    "a_plus_a_next_row": ("  A0 = f32[4,16] parameter(0)\n  Aa = f32[3,16] slice(A0), slice={[0:3], [0:16]}\n"
+                          "  Ab = f32[3,16] slice(A0), slice={[1:4], [0:16]}\n  A = f32[3,16] add(Aa, Ab)\n", "B", 3),
+    "literal_every_other_row": ("  A1 = f32[6,16] parameter(0)\n  L = f32[6,16] constant("
+                                + _lit(6, lambda r, c: "1.5" if r % 2 == 0 else "2.5") + ")\n"
+                                "  A = f32[6,16] add(A1, L)\n", "B", 6),
+    "a_row_as_b": ("  A = f32[3,16] parameter(0)\n  Bs = f32[1,16] slice(A), slice={[0:1], [0:16]}\n"
+                   "  Br = f32[16] reshape(Bs)\n", "Br", 3),
+}
+
+
 def _k5_variant(kind: str) -> str:
     """K5's HLO with its f32[3,16] chain changed: more rows, A given transposed or reversed, B
-    per row instead of per column, or a row-dependent constant added (each row then differs)."""
+    per row instead of per column, or a row-dependent constant added (each row then differs);
+    or the chain alone with A or B defined otherwise (_CHAINS)."""
+    if kind in _CHAINS:
+        a, b, rows = _CHAINS[kind]
+        return _CHAIN.replace("{a}", a).replace("{b}", b).replace("[R,", f"[{rows},")
     text = (PAPER / "amx_k5.hlo").read_text()
     if kind == "rows6":
         return text.replace("f32[3,16]", "f32[6,16]").replace("u8[3,16]", "u8[6,16]")
@@ -511,7 +557,9 @@ def _k5_variant(kind: str) -> str:
 
 
 @pytest.mark.parametrize("kind,rows_moved", [("amx_k5", 2), ("rows6", 5), ("a_transposed", 2), ("a_reversed", 2),
-                                             ("b_per_row", 2), ("row_iota", 0)])
+                                             ("b_per_row", 2), ("row_iota", 0), ("pad_row", 0),
+                                             ("strided_slice", 2), ("a_plus_a_next_row", 2),
+                                             ("literal_every_other_row", 4), ("a_row_as_b", 0)])
 def test_a_computed_row_takes_the_first_rows_search_moved(kind: str, rows_moved: int, amx_rules,
                                                           monkeypatch) -> None:  # noqa: ANN001
     """K5's u8 output rows: row 0 is searched (the whole convert / clamp / ReLU / scale chain),
@@ -519,7 +567,10 @@ def test_a_computed_row_takes_the_first_rows_search_moved(kind: str, rows_moved:
     row (A's row, a transposed A's column, a reversed A's row backwards, a per-row B's element)
     or not at all (a per-column B). Every moved result equals the search it stands for
     (Tiler.CHECK_MOVED runs both), and the program is the one of a search without these moves,
-    with fewer α tried. A row-dependent constant (an iota) makes the rows differ: none is moved."""
+    with fewer α tried. A row-dependent constant (an iota) makes the rows differ: none is moved;
+    one that repeats every other row moves rows by two. A padded A (a pad row, not A's bytes,
+    at the end: the view does not move uniformly) and A's first row used as B (A then moves by
+    two amounts) move none: declined, not wrong."""
     from compilers.act import tiling
 
     acc, rules = amx_rules
