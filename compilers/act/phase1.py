@@ -177,12 +177,27 @@ def insert(egraph: EGraph, t: Term, memo: dict[int, tuple[Term, int]]) -> int:
     return h
 
 
+_LIT_FORMS: dict[NodeInfo, list[Term]] = {}
+_LIT_FORMS_MAX = 1 << 12     # emptied when full: no growth over a campaign of kernels
+
+
 def literal_forms(info: NodeInfo) -> list[Term]:
     """The other e-nodes a literal's e-class gets when it is inserted: its int8 narrowing
     (:func:`.terms.narrowed`) and the unbflat chain of its bytes, so an instruction that loads
-    from HBM can load the constant (its bytes are then placed in the constant section, §5.3)."""
+    from HBM can load the constant (its bytes are then placed in the constant section, §5.3).
+    A function of the literal: made once per process (a rule's right side inserts its
+    constants in every compile)."""
     if info.kind != "lit" or info.literal is None or not info.type.shape:
         return []
+    hit = _LIT_FORMS.get(info)
+    if hit is None:
+        if len(_LIT_FORMS) >= _LIT_FORMS_MAX:
+            _LIT_FORMS.clear()
+        hit = _LIT_FORMS[info] = _literal_forms(info)
+    return hit
+
+
+def _literal_forms(info: NodeInfo) -> list[Term]:
     out = []
     n = narrowed(info)
     if n is not None:
