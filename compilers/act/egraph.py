@@ -103,10 +103,27 @@ class NodeInfo:
         return f"{self.name}:{t}"
 
 
-@dataclass(frozen=True)
 class ENode:
-    info: int              # index into EGraph.infos
-    children: tuple[int, ...]   # e-class ids of the snapshot
+    """An e-node of a snapshot: ``info`` (index into EGraph.infos) over ``children`` (e-class ids
+    of the snapshot). Not changed after construction; equal by value. A plain slotted class: a
+    snapshot makes one per e-node, and a frozen dataclass's constructor costs twice as much."""
+
+    __slots__ = ("info", "children")
+
+    def __init__(self, info: int, children: tuple[int, ...]) -> None:
+        self.info = info
+        self.children = children
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ENode):
+            return NotImplemented
+        return self.info == other.info and self.children == other.children
+
+    def __hash__(self) -> int:
+        return hash((self.info, self.children))
+
+    def __repr__(self) -> str:
+        return f"ENode(info={self.info}, children={self.children})"
 
 
 @dataclass
@@ -342,6 +359,10 @@ class EGraph:
         n = len(sig)
         if a0 < 0 or len(self._pending_adds) - a0 != n - n0:
             return None
+        old_hc = snap.handle_class
+        unions = self._pending_unions[u0:]
+        if any(a < n0 and b < n0 and old_hc[a] != old_hc[b] for a, b in unions):
+            return None                 # two of snap's classes united directly: egglog merges them
         ncls = len(snap.classes)
         index = snap.node_index()
         up: dict[int, int] = {}         # a united class -> the class it joined (snap's stay roots)
@@ -373,7 +394,7 @@ class EGraph:
                 if c is None:
                     c = made[key] = ncls + len(made)
             hc.append(c)
-        for a, b in self._pending_unions[u0:]:
+        for a, b in unions:
             if not unite(hc[a], hc[b]):
                 return None
         while True:         # congruence: new e-nodes whose child classes now coincide
