@@ -320,12 +320,8 @@ class EGraph:
             members[handle_class[h]].add((iid, tuple([handle_class[k] for k in kids])))
         # sorted by (info, children); an ENode is made once per distinct e-node
         classes: list[list[ENode]] = [[ENode(i, k) for i, k in sorted(m)] for m in members]
-        by_info: dict[int, list[tuple[int, ENode]]] = {}
-        for c, cl in enumerate(classes):
-            for en in cl:
-                by_info.setdefault(en.info, []).append((c, en))
         class_type = [self.infos[cl[0].info].tkey for cl in classes]
-        self._snap = Snapshot(classes, handle_class, class_type, by_info)
+        self._snap = Snapshot(classes, handle_class, class_type, _by_info(classes))
         return self._snap
 
     def is_current_but(self, snap: Snapshot, n: int) -> bool:
@@ -434,17 +430,17 @@ class EGraph:
         for c, m in touched.items():
             classes[c] = [ENode(i, k) for i, k in sorted(m)]
             class_type[c] = self.infos[classes[c][0].info].tkey
-        by_info: dict[int, list[tuple[int, ENode]]] = {}
-        for c, cl in enumerate(classes):
-            for en in cl:
-                by_info.setdefault(en.info, []).append((c, en))
-        out = Snapshot(classes, final, class_type, by_info)
+        return self._adopt(Snapshot(classes, final, class_type, _by_info(classes)), "closure")
+
+    def _adopt(self, out: Snapshot, what: str) -> Snapshot:
+        """``out``, computed here, as the current snapshot (the pending rows stay pending); with
+        CHECK_EXTEND, egglog's own after a flush instead, which must equal it."""
         if self.CHECK_EXTEND:
             self.flush()
             full = self.snapshot()
             if (full.classes, full.handle_class, full.class_type, full.by_info) != \
                     (out.classes, out.handle_class, out.class_type, out.by_info):
-                raise SnapshotError("closure: the snapshot differs from egglog's")
+                raise SnapshotError(f"{what}: the snapshot differs from egglog's")
             return full
         self._snap = out
         self._reflected = (len(self._pending_adds), len(self._pending_unions))
@@ -473,21 +469,7 @@ class EGraph:
             m.add((iid, tuple([handle_class[k] for k in kids])))
         for c, m in touched.items():
             classes[c] = [ENode(i, k) for i, k in sorted(m)]
-        by_info: dict[int, list[tuple[int, ENode]]] = {}
-        for c, cl in enumerate(classes):
-            for en in cl:
-                by_info.setdefault(en.info, []).append((c, en))
-        out = Snapshot(classes, handle_class, snap.class_type, by_info)
-        if self.CHECK_EXTEND:
-            self.flush()
-            full = self.snapshot()
-            if (full.classes, full.handle_class, full.class_type, full.by_info) != \
-                    (out.classes, out.handle_class, out.class_type, out.by_info):
-                raise SnapshotError("extend: the snapshot differs from egglog's")
-            return full
-        self._snap = out
-        self._reflected = (len(self._pending_adds), len(self._pending_unions))
-        return out
+        return self._adopt(Snapshot(classes, handle_class, snap.class_type, _by_info(classes)), "extend")
 
     def rep_handles(self, snap: Snapshot) -> dict[int, int]:
         """One handle per e-class (to build new e-nodes over existing classes)."""
@@ -495,6 +477,15 @@ class EGraph:
         for h, c in enumerate(snap.handle_class):
             rep.setdefault(c, h)
         return rep
+
+
+def _by_info(classes: list[list[ENode]]) -> dict[int, list[tuple[int, ENode]]]:
+    """Info id -> [(class, e-node)] over a snapshot's classes, in class order."""
+    by_info: dict[int, list[tuple[int, ENode]]] = {}
+    for c, cl in enumerate(classes):
+        for en in cl:
+            by_info.setdefault(en.info, []).append((c, en))
+    return by_info
 
 
 def class_literals(eg: EGraph, snap: Snapshot) -> dict[int, Literal]:

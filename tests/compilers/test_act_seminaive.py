@@ -250,13 +250,10 @@ def test_a_ground_left_side_skipped_at_an_unchanged_class_has_its_union_already(
     assert matched >= 1
 
 
-@pytest.mark.parametrize("kernel,target", [("gemmini_gemm", "gemmini"), ("composite_mm_plus_mm", "gemmini"),
-                                           ("composite_add_mm_add", "gemmini"), ("qkv_attention", "qkv")])
-def test_snapshot_extended_by_piis_is_egglogs(kernel: str, target: str, monkeypatch) -> None:  # noqa: ANN001
-    """After the IR-to-ISA rules, the driver's next snapshot is the previous one with the pii
-    e-nodes put in their classes (EGraph.extend), not egglog's read back: with CHECK_EXTEND
-    each one is compared with a flush and a full snapshot (a mismatch raises), and the
-    compile's program is the one it has without the check."""
+def _checked_against_egglog(kernel: str, target: str, method: str, monkeypatch) -> list:  # noqa: ANN001
+    """Compiles ``kernel`` plainly, then with CHECK_EXTEND (every snapshot EGraph computes itself
+    compared with egglog's after a flush: a mismatch raises) and EGraph.``method`` spied on:
+    asserts the same program; returns the spied calls' (arguments, result)."""
     from compilers.act import compile_graph
 
     acc = load_target(target)
@@ -264,16 +261,28 @@ def test_snapshot_extended_by_piis_is_egglogs(kernel: str, target: str, monkeypa
     g = parse_file(PAPER / f"{kernel}.hlo")
     plain = compile_graph(g, acc, rules=rules).program
     calls = []
-    extend = EGraph.extend
+    real = getattr(EGraph, method)
 
-    def counted(self, snap, added):  # noqa: ANN001, ANN202
-        calls.append(len(added))
-        return extend(self, snap, added)
+    def spied(self, *args):  # noqa: ANN001, ANN002, ANN202
+        out = real(self, *args)
+        calls.append((args, out))
+        return out
 
-    monkeypatch.setattr(EGraph, "extend", counted)
+    monkeypatch.setattr(EGraph, method, spied)
     monkeypatch.setattr(EGraph, "CHECK_EXTEND", True)
     assert compile_graph(g, acc, rules=rules).program == plain
-    assert calls and sum(calls) > 0
+    return calls
+
+
+@pytest.mark.parametrize("kernel,target", [("gemmini_gemm", "gemmini"), ("composite_mm_plus_mm", "gemmini"),
+                                           ("composite_add_mm_add", "gemmini"), ("qkv_attention", "qkv")])
+def test_snapshot_extended_by_piis_is_egglogs(kernel: str, target: str, monkeypatch) -> None:  # noqa: ANN001
+    """After the IR-to-ISA rules, the driver's next snapshot is the previous one with the pii
+    e-nodes put in their classes (EGraph.extend), not egglog's read back: with CHECK_EXTEND
+    each one is compared with a flush and a full snapshot (a mismatch raises), and the
+    compile's program is the one it has without the check."""
+    calls = _checked_against_egglog(kernel, target, "extend", monkeypatch)
+    assert calls and sum(len(args[1]) for args, _ in calls) > 0
 
 
 @pytest.mark.parametrize("kernel,target,declines", [("amx_k5", "amx", False), ("gemmini_gemm", "gemmini", True)])
@@ -282,22 +291,6 @@ def test_rounds_closed_without_egglog_are_egglogs(kernel: str, target: str, decl
     next snapshot is closed here (EGraph._closed) instead of flushing to egglog; with
     CHECK_EXTEND each one is compared with egglog's (a mismatch raises), and the program is the
     one without the check. Gemmini's GEMM rounds that merge classes go to egglog."""
-    from compilers.act import compile_graph
-
-    acc = load_target(target)
-    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
-    g = parse_file(PAPER / f"{kernel}.hlo")
-    plain = compile_graph(g, acc, rules=rules).program
-    outcomes = []
-    closed = EGraph._closed
-
-    def counted(self, snap):  # noqa: ANN001, ANN202
-        out = closed(self, snap)
-        outcomes.append(out is not None)
-        return out
-
-    monkeypatch.setattr(EGraph, "_closed", counted)
-    monkeypatch.setattr(EGraph, "CHECK_EXTEND", True)
-    assert compile_graph(g, acc, rules=rules).program == plain
+    outcomes = [out is not None for _, out in _checked_against_egglog(kernel, target, "_closed", monkeypatch)]
     assert any(outcomes)
     assert (not all(outcomes)) == declines
