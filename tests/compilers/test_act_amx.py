@@ -604,6 +604,58 @@ def test_a_computed_row_takes_the_first_rows_search_moved(kind: str, rows_moved:
     assert out_rows == rows_moved
 
 
+def _a_of(kind: str, rows: int, k: int) -> str:
+    """An f32[rows,16] A for _CHAIN read through a layout chain of kind ``kind`` (``k``: its
+    size or offset), over the parameter A0."""
+    r = rows
+    if kind == "transpose":
+        return f"  A0 = f32[16,{r}] parameter(0)\n  A = f32[{r},16] transpose(A0), dimensions={{1,0}}\n"
+    if kind == "reverse":
+        return f"  A0 = f32[{r},16] parameter(0)\n  A = f32[{r},16] reverse(A0), dimensions={{{k % 2}}}\n"
+    if kind == "strided":
+        n = k + (r - 1) * (k + 1) + 1
+        return (f"  A0 = f32[{n},16] parameter(0)\n"
+                f"  A = f32[{r},16] slice(A0), slice={{[{k}:{n}:{k + 1}], [0:16]}}\n")
+    if kind == "pad":
+        lo, hi = (1, 0) if k % 2 else (0, 1)
+        return (f"  A0 = f32[{r - 1},16] parameter(0)\n  z0 = f32[] constant({k // 2})\n"
+                f"  A = f32[{r},16] pad(A0, z0), padding={lo}_{hi}x0_0\n")
+    return (f"  A0 = f32[{r + k},16] parameter(0)\n  Aa = f32[{r},16] slice(A0), slice={{[0:{r}], [0:16]}}\n"
+            f"  Ab = f32[{r},16] slice(A0), slice={{[{k}:{r + k}], [0:16]}}\n  A = f32[{r},16] add(Aa, Ab)\n")
+
+
+@settings(max_examples=10, deadline=None)
+@given(kind=st.sampled_from(["transpose", "reverse", "strided", "pad", "shifted_sum"]), rows=st.sampled_from([3, 4]),
+       k=st.integers(0, 3))
+def test_moved_searches_keep_the_program_on_layout_chains(kind: str, rows: int, k: int, amx_rules) -> None:  # noqa: ANN001
+    """K5's f32 chain with A read through a random layout chain (a transpose, a reverse, a strided
+    slice, a pad with 0 or 1, A plus A shifted by k rows): with every moved result checked
+    against its search (Tiler.CHECK_MOVED) the program is the one of a search that takes no
+    moved result on computed values; where neither compiles, both exit 3 alike."""
+    from compilers.act import Unsupported, tiling
+
+    acc, rules = amx_rules
+    g = parse_hlo(_CHAIN.replace("{a}", _a_of(kind, rows, k)).replace("{b}", "B").replace("[R,", f"[{rows},"), kind)
+
+    class Checked(tiling.Tiler):
+        CHECK_MOVED = True
+
+    class Unmoved(tiling.Tiler):
+        def _shifts(self, b, d):  # noqa: ANN001, ANN202
+            return None if b.info.kind == "op" else super()._shifts(b, d)
+
+    out = []
+    for cls in (Checked, Unmoved):
+        tiler, tiling.Tiler = tiling.Tiler, cls
+        try:
+            out.append(compile_graph(g, acc, rules=rules).program)
+        except Unsupported as e:
+            out.append(str(e))
+        finally:
+            tiling.Tiler = tiler
+    assert out[0] == out[1]
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(st.integers(0, 20), st.integers(-3, -1), st.just(DC)), max_size=24), st.integers(-26, 26))
 def test_uniform_shift_is_its_definition(codes: list[int], sh: int) -> None:
