@@ -422,6 +422,9 @@ class Matcher:
         return View(cv.base, out.reshape(-1))
 
     def _op(self, p: Term, d: View, bind: Bind) -> Iterator[Bind]:
+        # the kernel operands each branch gathers from are also what Tiler._links_of moves a
+        # demand through (elementwise: _gathers_elementwise; a matrix-product dot: rows of the
+        # left operand, columns of the right one): a new branch needs its line there
         assert p.info is not None
         e = self._elements(p, d)
         name = p.info.name
@@ -434,12 +437,9 @@ class Matcher:
             D = d.base
             assert D is not None and D.info is not None
             dn = D.info.name
-            if (dn == name and name in _ELEMENTWISE and D.info.attrs == p.info.attrs
+            if (dn == name and _gathers_elementwise(D) and D.info.attrs == p.info.attrs
                     and len(D.children) == len(p.children)
-                    and all(a.type.dtype == b.type.dtype for a, b in zip(D.children, p.children, strict=True))
-                    # element i of every operand: not for HLO's scalar operands (a select's
-                    # scalar predicate, a clamp's scalar bounds), which are not gathered so
-                    and all(a.type.shape == D.type.shape for a in D.children)):
+                    and all(a.type.dtype == b.type.dtype for a, b in zip(D.children, p.children, strict=True))):
                 yield from self._children(p.children, [self._gather(c, e) for c in D.children], bind)
             elif dn == "dot" and name == "dot" and D.info.attrs == p.info.attrs and _is_mm(D) and _is_mm(p):
                 yield from self._dot(p, D, e, bind)
@@ -620,6 +620,14 @@ def _opt_key(o: _Opt | None) -> tuple | None:
 
     return (o.cost, o.kind, o.instr, o.alpha, o.input_index, o.offset, o.data, o.level,
             tuple(None if x is None else (vk(x[0]), x[1]) for x in o.operands), tuple(vk(p) for p in o.pieces))
+
+
+def _gathers_elementwise(t: Term) -> bool:
+    """Whether :meth:`Matcher._op` may read a demand on the kernel operator ``t`` element by
+    element from its operands (element i of every operand; :meth:`Tiler._links_of` reads the
+    same): an elementwise operator whose operands all have its shape, not HLO's scalar
+    operands (a select's scalar predicate, a clamp's scalar bounds), which are not gathered so."""
+    return t.info.name in _ELEMENTWISE and all(a.type.shape == t.type.shape for a in t.children)  # type: ignore[union-attr]
 
 
 def _is_mm(t: Term) -> bool:
@@ -911,7 +919,7 @@ class Tiler:
         k = dt // nb
         views: list[tuple[View, int]] = [(av, dt) for av in self.forms._base_form_views(t)]
         name = t.info.name  # type: ignore[union-attr]
-        if name in _ELEMENTWISE and all(c.type.shape == t.type.shape for c in t.children):
+        if _gathers_elementwise(t):
             views += [(self.m.kernel_view(c), k * c.type.dtype.nbytes) for c in t.children]
         elif name == "dot" and _is_mm(t):
             n_cols, n_k = t.type.shape[1], t.children[0].type.shape[1]
