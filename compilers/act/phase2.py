@@ -82,11 +82,6 @@ def alias_groups(g: PiiGraph) -> dict[int, int]:
     return {n.id: uf.find(n.id) for n in g.nodes}
 
 
-def _mem_in(acc: Accelerator, g: PiiGraph, v: int, d: str) -> int:
-    b, m = _mem(acc, g, v)
-    return m if b == d else 0
-
-
 def su_order(acc: Accelerator, g: PiiGraph) -> list[int]:
     """Module 4: the extended Sethi-Ullman order of the pii nodes (C.4).
 
