@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["Expr", "Var", "Const", "BinOp", "Compare", "BoolOp", "Not", "Call", "parse_expr", "ExprError"]
 
@@ -168,6 +169,12 @@ def parse_expr(text: str | int) -> Expr:
     """Parse an attribute expression; raises :class:`ExprError` naming the bad construct."""
     if isinstance(text, int):
         return Const(text)
+    return _parse_text(text)
+
+
+@lru_cache(maxsize=8192)
+def _parse_text(text: str) -> Expr:
+    # expressions are frozen: one per text (g_θ(α)'s placeholders are parsed for every α)
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:

@@ -165,6 +165,10 @@ class InstrDef:
         key = tuple(int(alpha[a]) for a in self.alpha)
         return _instantiate(self, key)
 
+    def source(self, alpha: Mapping[str, int]) -> tuple[str, str]:
+        """g_θ(α) as HLO text (what :meth:`graph` parses) and its source name (cached)."""
+        return _source(self, tuple(int(alpha[a]) for a in self.alpha))
+
     def check(self, env: Mapping[str, int]) -> str | None:
         """The first violated validity constraint e_θ(α, β) as text, or None."""
         for c in self.constraints:
@@ -177,9 +181,8 @@ class InstrDef:
 
 
 @lru_cache(maxsize=4096)
-def _instantiate(instr: InstrDef, key: tuple[int, ...]) -> Graph:
-    from semantics.hlo_parser import parse_hlo
-
+def _source(instr: InstrDef, key: tuple[int, ...]) -> tuple[str, str]:
+    """g_θ(α)'s HLO text (placeholders evaluated) and the source name the parser is given."""
     env = dict(zip(instr.alpha, key, strict=True))
 
     def sub(m: re.Match[str]) -> str:
@@ -190,8 +193,18 @@ def _instantiate(instr: InstrDef, key: tuple[int, ...]) -> Graph:
     except ExprError as e:
         raise IsaError(f"semantics placeholder: {e}", where=f"{instr.target}.{instr.name}") from None
     header = "" if text.lstrip().startswith("HloModule") else f"HloModule {instr.name}\n"
+    return header + text, f"<{instr.target}.{instr.name} semantics, {env}>"
+
+
+@lru_cache(maxsize=4096)
+def _instantiate(instr: InstrDef, key: tuple[int, ...]) -> Graph:
+    from semantics.hlo_parser import parse_hlo
+
+    from .gen_cache import cached
+
+    text, filename = _source(instr, key)
     try:
-        return parse_hlo(header + text, filename=f"<{instr.target}.{instr.name} semantics, {env}>")
+        return cached("graph", text, filename, lambda: parse_hlo(text, filename=filename), Graph)
     except (HloSyntaxError, GraphError) as e:
         raise IsaError(f"semantics does not type-check: {e}", where=f"{instr.target}.{instr.name}") from None
 

@@ -42,6 +42,11 @@ class DType:
     exp_bits: int = 0
     man_bits: int = 0
 
+    def __reduce__(self) -> tuple:
+        # a pickled dtype is its name: unpickled, it is this process's object (code compares
+        # dtypes with ``is``, e.g. ``t.dtype is PRED``)
+        return (dtype, (self.name,))
+
     @property
     def nbytes(self) -> int:
         return self.bits // 8

@@ -29,7 +29,7 @@ from semantics.types import TensorType
 from ..isa import HBM, Accelerator, InstrDef
 from .egraph import EGraph, NodeInfo, Snapshot, class_literals, type_key
 from .seminaive import Changes
-from .terms import Term, is_noop, lit_info, lower, lower_outputs, mk_op, narrowed
+from .terms import Term, is_noop, lit_info, lower_outputs, lower_semantics, mk_op, narrowed
 
 __all__ = ["Kernel", "initialize", "insert", "IsaRule", "IsaRules", "apply_isa_rules", "match", "constants", "PiiGraph", "PiiNode", "Extractor",
            "gamma"]
@@ -282,11 +282,10 @@ class IsaRules:
             return self._cache[key]
         r: IsaRule | None = None
         try:
-            g = ins.graph(alpha)
             env = dict.fromkeys(ins.beta, 0) | alpha
             in_types = tuple(self.acc.buffers[s.buffer].slice_type(s.bounds(env)[1]) for s in ins.inputs)
             out_type = self.acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1])
-            pat = lower(g)
+            pat = lower_semantics(ins, alpha)
             if self.normalize is not None:
                 pat = self.normalize(pat)
             r = IsaRule(ins, tuple(alpha.items()), pat, in_types, out_type)

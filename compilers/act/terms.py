@@ -15,8 +15,9 @@ Lowering a graph (:func:`lower`) does three things, each an identity of the oper
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -26,9 +27,11 @@ from semantics.ir import Attrs, Computation, Graph, Instruction, Literal
 from semantics.ops import REGISTRY, Env
 from semantics.types import TensorType
 
+from ..gen_cache import cached
+from ..isa import InstrDef
 from .egraph import NodeInfo
 
-__all__ = ["Term", "lower", "eval_op", "lit_info", "region_key", "canon_attrs", "is_noop"]
+__all__ = ["Term", "lower", "lower_semantics", "eval_op", "lit_info", "region_key", "canon_attrs", "is_noop"]
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,20 @@ def lower(graph: Graph, comp: Computation | None = None, params: Sequence[Term] 
     if len(outs) != 1:
         raise ValueError("lower: the computation returns a tuple")
     return outs[0]
+
+
+def lower_semantics(ins: InstrDef, alpha: Mapping[str, int]) -> Term:
+    """g_θ(α) of ``ins`` lowered (:func:`lower` of ``ins.graph(alpha)``), once per process and
+    cached on disk by content (:mod:`compilers.gen_cache`: a later process loads the term and
+    parses nothing)."""
+    return _lower_semantics(ins, tuple(int(alpha[a]) for a in ins.alpha))
+
+
+@lru_cache(maxsize=8192)
+def _lower_semantics(ins: InstrDef, key: tuple[int, ...]) -> Term:
+    alpha = dict(zip(ins.alpha, key, strict=True))
+    text, filename = ins.source(alpha)
+    return cached("term", text, filename, lambda: lower(ins.graph(alpha)), Term)
 
 
 def lower_outputs(graph: Graph, comp: Computation | None = None, params: Sequence[Term] | None = None,

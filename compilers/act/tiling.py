@@ -63,7 +63,7 @@ from semantics.types import TensorType
 
 from ..isa import HBM, Accelerator
 from .phase1 import IsaRule, IsaRules, PiiGraph, PiiNode
-from .terms import Term, lower
+from .terms import Term, lower_semantics
 
 __all__ = ["DC", "View", "view_of", "match", "Forms", "Tiler"]
 
@@ -1664,7 +1664,7 @@ def _rule(acc: Accelerator, ins: Any, alpha: dict[str, int]) -> IsaRule | None:
             env = dict.fromkeys(ins.beta, 0) | alpha
             in_types = tuple(acc.buffers[s.buffer].slice_type(s.bounds(env)[1]) for s in ins.inputs)
             out_type = acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1])
-            r = IsaRule(ins, tuple(alpha.items()), lower(ins.graph(alpha)), in_types, out_type)
+            r = IsaRule(ins, tuple(alpha.items()), lower_semantics(ins, alpha), in_types, out_type)
         except Exception:  # noqa: BLE001 - an α the semantics rejects is not a candidate
             r = None
         _RULES[key] = r
