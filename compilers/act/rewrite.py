@@ -687,16 +687,14 @@ class IrRules:
         done: dict[int, Term] = {}      # subterms in normal form (no rule matches in them), across passes
         for _ in range(8):
             # as in :meth:`apply`: only instantiations of a dtype and rank some subterm has
-            insts: dict[str, list[Inst]] = {}
-            for i in self.insts.ordered(_present(t), "shrinking"):
-                insts.setdefault(i.lhs.opcode, []).append(i)  # type: ignore[union-attr]
+            insts = self.insts.by_root(self.insts.ordered(_present(t), "shrinking"))
             new = self._normalize_once(t, insts, done)
             if new is t:
                 return t
             t = new
         return t
 
-    def _normalize_once(self, root: Term, insts: dict[str, list[Inst]], done: dict[int, Term]) -> Term:
+    def _normalize_once(self, root: Term, insts: Callable[[Term], list[Inst]], done: dict[int, Term]) -> Term:
         """One bottom-up pass. A match reads only the subterm it is rooted at (its operators,
         types, literals and sharing), so a subterm found in normal form stays so in later passes
         (``done`` keeps it alive and is checked by identity)."""
@@ -721,7 +719,7 @@ class IrRules:
                 memo[k] = t
                 return t
             c = view.index[k]
-            for inst in insts.get(t.info.name, ()):
+            for inst in insts(t):
                 if not _term_may_match(inst, t):
                     continue
                 m = Matcher(inst, view, lit_of)
@@ -1021,6 +1019,7 @@ class Instantiations:
         self._kinds: dict[tuple[str, tuple[str, int]], list[tuple[tuple[int, int, int], Inst]]] = {}
         self._ordered: dict[tuple[frozenset, str], list[Inst]] = {}    # ordered()'s answers
         self._index: dict[int, tuple[list[Inst], list[str], set[int], dict]] = {}   # index()'s answers
+        self._roots: dict[int, tuple[list[Inst], dict]] = {}   # by_root()'s tables
 
     def _key(self, key: tuple[str, int]) -> list[tuple[tuple[int, int, int], Inst]]:
         hit = self._by_key.get(key)
@@ -1066,6 +1065,25 @@ class Instantiations:
             hit = self._index[id(insts)] = (insts, [i.lhs.opcode for i in insts],  # type: ignore[union-attr]
                                             {id(i) for i in insts}, groups)
         return hit[1], hit[2], hit[3]
+
+    def by_root(self, insts: list[Inst]) -> Callable[[Term], list[Inst]]:
+        """For a list :meth:`ordered` returned: a function giving, for a term, the members (in
+        list order) whose left side is rooted at the term's operator with its arity and result
+        dtype where :func:`_root_reqs` states them (the first test of :func:`_term_may_match`),
+        made once per (list, operator, arity, dtype)."""
+        hit = self._roots.get(id(insts))
+        if hit is None or hit[0] is not insts:
+            hit = self._roots[id(insts)] = (insts, {})
+        table: dict[tuple[str, int, str], list[Inst]] = hit[1]
+
+        def of(t: Term) -> list[Inst]:
+            key = (t.info.name, len(t.children), t.type.dtype.name)  # type: ignore[union-attr]
+            out = table.get(key)
+            if out is None:
+                out = table[key] = [i for i in insts if i.lhs.opcode == key[0]  # type: ignore[union-attr]
+                                    and ((r := _root_reqs(i)) is None or (r[0] == key[2] and r[1] == key[1]))]
+            return out
+        return of
 
     def ordered(self, keys: set[tuple[str, int]], kind: str) -> list[Inst]:
         """The instantiations for ``keys`` of one kind, in rule-set order: ``forward`` (a left

@@ -91,6 +91,38 @@ def test_term_prefilter_keeps_every_subterm_with_a_surviving_match() -> None:
     assert checked > 100 and dropped > checked // 4
 
 
+def test_by_root_keeps_in_order_every_instantiation_the_term_prefilter_accepts() -> None:
+    """Normalization tries, at a subterm, the shrinking instantiations rooted at its operator
+    with its arity and dtype (:meth:`Instantiations.by_root`), in rule order: exactly those of the
+    plain operator lookup that :func:`_term_may_match` accepts, so normalized patterns are
+    the same (and the same as before the index)."""
+    from compilers.act.rewrite import _present, _term_may_match, _TermView
+    from compilers.act.terms import lower
+
+    checked = 0
+    for target, dims in [("gemmini", {4, 16, 64}), ("amx", {16, 64})]:
+        acc = load_target(target)
+        rules = IrRules.for_target(acc)
+        isa = phase1.IsaRules(acc)
+        for ins in acc.instructions.values():
+            for alpha in list(isa._candidates(ins, dims))[:4]:
+                try:
+                    pat = lower(ins.graph(alpha))
+                except Exception:  # noqa: BLE001 - an α the semantics rejects is no pattern
+                    continue
+                ordered = rules.insts.ordered(_present(pat), "shrinking")
+                of = rules.insts.by_root(ordered)
+                for t in _TermView(pat).terms:
+                    if t.info is None or not t.children:
+                        continue
+                    plain = [i for i in ordered if i.lhs.opcode == t.info.name]
+                    got = of(t)
+                    assert [i for i in plain if _term_may_match(i, t)] == [i for i in got if _term_may_match(i, t)]
+                    assert all(i in plain for i in got) and got == [i for i in plain if i in got]
+                    checked += 1
+    assert checked > 200
+
+
 _WIDE_DOT = """HloModule wide_dot
 ENTRY main {
   a = s8[1,3] parameter(0)
