@@ -252,7 +252,7 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
 
         t = time.perf_counter()
         proof_s, gen_s = rules.gate.seconds, tiling.GEN_SECONDS[0]
-        pg, why = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo))
+        pg, why = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo), isa)
         last_reason = why or last_reason
         proof_s, gen_s = rules.gate.seconds - proof_s, tiling.GEN_SECONDS[0] - gen_s
         stats.add("proofs", proof_s)
@@ -284,7 +284,7 @@ def tiling_forms(eg: EGraph, memo: dict) -> object:
 
 
 def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules,
-           forms: object = None) -> tuple[phase1.PiiGraph | None, str]:
+           forms: object = None, isa: phase1.IsaRules | None = None) -> tuple[phase1.PiiGraph | None, str]:
     """The pii graph of :mod:`.tiling` (slice^H / concat^H), or None with the tiler's reason
     where it has a better one than the e-graph's ("" else). It sees every form of a
     kernel value that M2's proven rewrites put in its e-class; its identities beyond data
@@ -313,7 +313,7 @@ def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules
         for tt in ts:
             dims.update(int(d) for d in tt.shape)
             dims.add(tt.dtype.nbytes)
-    tl = tiling.Tiler(acc, dims, identity, kernel.inputs, forms)  # type: ignore[arg-type]
+    tl = tiling.Tiler(acc, dims, identity, kernel.inputs, forms, isa, rules.gate)  # type: ignore[arg-type]
     pg = tl.build([tl.forms.view_of(r) for r in kernel.roots])
     return pg, tl.reason
 

@@ -248,6 +248,8 @@ class IsaRules:
         like a generated backend."""
         self.acc = acc
         self.normalize = normalize
+        #: what identifies the patterns this object makes (its shared cache, or itself)
+        self.key: object = (acc.name, id(acc), cache_key) if cache_key is not None else ("own", id(self))
         self._cache: dict[tuple[str, tuple[tuple[str, int], ...]], IsaRule | None] = (
             {} if cache_key is None else _PATTERNS.setdefault((acc.name, id(acc), cache_key), {}))
         if len(self._cache) > MAX_PATTERNS:

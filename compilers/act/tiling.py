@@ -586,7 +586,7 @@ def _moved(opt: _Opt | None, sig: dict[Term, int], base: Term) -> _Opt | None:
         return replace(opt, offset=opt.offset + sig[base])
     if opt.kind == "concat":
         return replace(opt, pieces=tuple(mv(p) for p in opt.pieces))
-    return replace(opt, operands=tuple(None if o is None else (mv(o[0]), o[1]) for o in opt.operands))
+    return replace(opt, operands=tuple(None if o is None else (mv(o[0]), *o[1:]) for o in opt.operands))
 
 
 def _uniform(idx: np.ndarray, sh: int) -> tuple[bool, int | None]:
@@ -619,7 +619,7 @@ def _opt_key(o: _Opt | None) -> tuple | None:
         return (v.base, v.idx.tobytes())
 
     return (o.cost, o.kind, o.instr, o.alpha, o.input_index, o.offset, o.data, o.level,
-            tuple(None if x is None else (vk(x[0]), x[1]) for x in o.operands), tuple(vk(p) for p in o.pieces))
+            tuple(None if x is None else (vk(x[0]), *x[1:]) for x in o.operands), tuple(vk(p) for p in o.pieces))
 
 
 def _gathers_elementwise(t: Term) -> bool:
@@ -650,7 +650,7 @@ class _Opt:
     kind: str                                        # input | const | pii | concat
     instr: str = ""
     alpha: tuple[tuple[str, int], ...] = ()
-    operands: tuple[tuple[View, str] | None, ...] = ()   # (demand, buffer) per instruction input
+    operands: tuple[tuple[View, str, tuple | None] | None, ...] = ()   # (demand, buffer, slice shape) per input
     input_index: int = -1
     offset: int = 0
     data: bytes = b""
@@ -673,41 +673,81 @@ class _Search:
     shifting: bool = True
 
 
-_TABLES: dict[tuple[int, frozenset[int]], tuple] = {}
+_TABLES: dict[tuple, tuple] = {}
 
 
-def _alpha_tables(acc: Accelerator, doms: set[int]) -> tuple[dict, dict, dict, list[int], float]:
+def _valued(ins: Any) -> list[str]:
+    """The α attributes that are not sizes: named in no slice start or length and no register
+    shape (``config``) -- ReLU, accumulate, a scale, a rounding shift: only in the semantics."""
+    named: set[str] = set()
+    for spec in (*ins.inputs, ins.output):
+        for e in (*spec.start, *spec.length):
+            named |= e.vars()
+    for _, shape in ins.config:
+        for e in shape:
+            named |= e.vars()
+    return [a for a in ins.alpha if a not in named]
+
+
+def _tops_of(acc: Accelerator, ins: Any, alphas: list[dict[str, int]], isa: IsaRules | None, gate: Any,
+             kids: bool) -> tuple:
+    """The distinct tops of ``ins``'s g_θ(α) for ``alphas`` (sizes left out; operand tops kept
+    where ``kids``), in order."""
+    out: list[tuple] = []
+    for alpha in alphas:
+        r = _rule(acc, ins, alpha, isa, gate)
+        if r is not None and (t := _sizeless(_top(r), kids=kids)) not in out:
+            out.append(t)
+    return tuple(out)
+
+
+def _alpha_tables(acc: Accelerator, doms: set[int], isa: IsaRules | None = None,
+                  gate: Any = None) -> tuple[dict, dict, dict, list[int], float, dict]:
     """Per instruction, its α candidates over ``doms`` grouped by (output buffer, output bytes),
     computed from the slice specs alone (g_θ(α) is generated only when a demand may use it);
-    each instruction's top operator; per buffer, the distinct tops of the instructions that
-    write it; the HBM output sizes, largest first; the cheapest store."""
+    each instruction's tops (the distinct tops of one α per combination of the values of its
+    attributes that are not sizes, :func:`_valued`); per buffer, the distinct tops of the instructions that
+    write it; the HBM output sizes, largest first; the cheapest store; and per instruction,
+    whether the search reads its patterns normalized (``isa``, phase 1's IR-to-ISA rules):
+    where normalization changes one of those tops (a Gemmini mvin with scale 1.0 becomes a
+    move, an accumulate = 0 write loses its add), else as lowered (AMX, QKV: no top changes,
+    and normalizing every α the search reads would cost seconds of generation)."""
     gen = IsaRules(acc)
     by_out: dict[tuple[str, int], list[tuple[Any, dict[str, int]]]] = {}
     tops: dict[str, tuple] = {}
+    normed: dict[str, IsaRules | None] = {}
     hbm_sizes: set[int] = set()
     min_store = math.inf
     for ins in acc.instructions.values():
+        small = _valued(ins)
+        reps: dict[tuple, dict[str, int]] = {}
         for alpha in gen._candidates(ins, doms):
             env = dict.fromkeys(ins.beta, 0) | alpha
             try:
                 nb = _nbytes(acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1]))
             except Exception:  # noqa: BLE001 - an α outside the buffer is not a candidate
                 continue
-            if ins.name not in tops:
-                r = _rule(acc, ins, alpha)
-                if r is None:
-                    continue
-                tops[ins.name] = _sizeless(_top(r), kids=ins.output.buffer != HBM)
+            if not reps and _rule(acc, ins, alpha) is None:
+                continue
+            reps.setdefault(tuple(alpha[a] for a in small), alpha)
             by_out.setdefault((ins.output.buffer, nb), []).append((ins, alpha))
             if ins.output.buffer == HBM:
                 hbm_sizes.add(nb)
                 min_store = min(min_store, float(ins.cost.cycles.eval(alpha)) + 1.0)
+        if not reps:
+            continue
+        kids = ins.output.buffer != HBM
+        plain = _tops_of(acc, ins, list(reps.values()), None, gate, kids)
+        normal = _tops_of(acc, ins, list(reps.values()), isa, gate, kids) if isa is not None else plain
+        normed[ins.name] = isa if normal and normal != plain else None
+        tops[ins.name] = normal if normed[ins.name] is not None else plain
     writers: dict[str, list[tuple]] = {}
     for (buf, _), entries in by_out.items():
         for ins, _ in entries:
-            if tops[ins.name] not in writers.setdefault(buf, []):
-                writers[buf].append(tops[ins.name])
-    return by_out, tops, writers, sorted(hbm_sizes, reverse=True), (min_store if min_store < math.inf else 1.0)
+            for t in tops[ins.name]:
+                if t not in writers.setdefault(buf, []):
+                    writers[buf].append(t)
+    return by_out, tops, writers, sorted(hbm_sizes, reverse=True), (min_store if min_store < math.inf else 1.0), normed
 
 
 class Tiler:
@@ -720,20 +760,25 @@ class Tiler:
     MAX_TRIES = 20000
 
     def __init__(self, acc: Accelerator, dims: set[int], identity: Any, inputs: list[TensorType],
-                 forms: Forms | None = None) -> None:
+                 forms: Forms | None = None, isa: IsaRules | None = None, gate: Any = None) -> None:
+        """``isa``: phase 1's IR-to-ISA rules, whose normalized patterns the search reads where
+        normalization changes an instruction's tops (:func:`_alpha_tables`); ``gate``: the
+        proof gate that normalization may prove with (its time is not generation time)."""
         trim_caches()
         self.acc = acc
+        self.gate = gate
         self.forms = forms or Forms()
         self.m = Matcher(view_of, identity, self.forms)
         self.inputs = inputs
         doms = set(dims) | {d * k for d in dims for k in (2, 4)} | {d // k for d in dims for k in (2, 4) if d % k == 0}
         # a pure function of the description and the α domain: shared by the kernels (and the
         # trials) of a process with the same dimensions, as the IR-to-ISA rules are per target
-        key = (id(acc), frozenset(doms))
+        key = (id(acc), frozenset(doms), None if isa is None else isa.key)
         hit = _TABLES.get(key)
         if hit is None or hit[0] is not acc:
-            hit = _TABLES[key] = (acc, *_alpha_tables(acc, doms), {}, {})
-        _, self.by_out, self.tops, self.writers, self.piece_sizes, self.min_store, self.stacks, self.names_out = hit
+            hit = _TABLES[key] = (acc, *_alpha_tables(acc, doms, isa, gate), {}, {})
+        (_, self.by_out, self.tops, self.writers, self.piece_sizes, self.min_store, self.normed, self.stacks,
+         self.names_out) = hit
         self.s = _Search()
         self.demands = 0
         self.staging = 0
@@ -753,17 +798,24 @@ class Tiler:
         self._sigmas: dict[tuple, dict[Term, int] | None] = {}   # (base, shift): Tiler._shifts
         self._link_memo: dict[tuple, list[tuple[Term, int]] | None] = {}   # (term, shift): Tiler._links
 
+    def _rule(self, ins: Any, alpha: dict[str, int]) -> IsaRule | None:
+        """g_θ(α) as this search reads it (normalized or not: :func:`_alpha_tables`)."""
+        return _rule(self.acc, ins, alpha, self.normed.get(ins.name), self.gate)
+
     def _cost(self, r: IsaRule) -> float:
         c = self._costs.get(id(r))      # rules are cached objects (:func:`_rule`), alive while the tiler is
         if c is None:
             c = self._costs[id(r)] = float(r.instr.cost.cycles.eval(dict(r.alpha))) + 1.0   # +1: fewer instructions break ties
         return c
 
-    def produce(self, dem: View, buf: str, part: bool = False, root: bool = False) -> _Opt | None:
+    def produce(self, dem: View, buf: str, part: bool = False, root: bool = False,
+                shape: tuple | None = None) -> _Opt | None:
         """The cheapest way found to have ``dem`` in ``buf``; ``part``: a piece of a concat^H
         (written in place, not a new staging area); ``root``: a kernel output, which the program
-        must write at its place (an input's own bytes do not serve)."""
-        key = (buf, dem.key, self.staging > 0, part, root)
+        must write at its place (an input's own bytes do not serve); ``shape``: the slice shape
+        the reader takes it as, in a buffer other than HBM (a value written as 4 x 1 is not
+        one read as 1 x 4 in a [rows, 16] scratchpad, though its bytes are the same)."""
+        key = (buf, dem.key, self.staging > 0, part, root, shape)
         if key in self.s.memo:
             self._meet(self.s.span.get(key))
             return self.s.memo[key]
@@ -782,7 +834,7 @@ class Tiler:
                 if hit is not None:     # the same search, moved
                     best, span = hit
                     if self.CHECK_MOVED:
-                        self._check_moved(key, dem, buf, part, root, best)
+                        self._check_moved(key, dem, buf, part, root, best, shape)
                     self.s.memo[key] = best
                     self.s.span[key] = span
                     self._meet(span)
@@ -791,7 +843,7 @@ class Tiler:
         outer_low, self.s.low = self.s.low, math.inf
         outer_span = self.s.span_now
         self.s.span_now = {} if shift is None or shift[2] is None else {dem.base: list(shift[2])}  # type: ignore[dict-item]
-        best = self._produce(dem, buf, part, root)
+        best = self._produce(dem, buf, part, root, shape)
         # memoized unless it met a demand still active above this one (then it may be found
         # another way once that one is done); meeting itself does not count: every
         # instruction costs > 0, so a way through the demand itself is never the cheapest
@@ -847,7 +899,7 @@ class Tiler:
         lo, hi = int(d[on].min()), int(d[on].max())
         rel = np.where(on, d - lo, d)
         inside = (-lo, _nbytes(base.type) - 1 - hi) if base.info.kind == "input" else None
-        return ((key[0], base, rel.tobytes(), key[2], key[3], key[4]), lo, inside)
+        return ((key[0], base, rel.tobytes(), *key[2:]), lo, inside)
 
     def _moved_from(self, base: Term, d: int, opt: _Opt | None,
                     rec: dict[Term, tuple[float, float]]) -> tuple[_Opt | None, dict] | None:
@@ -937,13 +989,14 @@ class Tiler:
                 out.append((v.base, s))
         return out
 
-    def _check_moved(self, key: tuple, dem: View, buf: str, part: bool, root: bool, moved: _Opt | None) -> None:
+    def _check_moved(self, key: tuple, dem: View, buf: str, part: bool, root: bool, moved: _Opt | None,
+                     shape: tuple | None = None) -> None:
         """CHECK_MOVED: the search ``moved`` stands for, run; an AssertionError if it differs."""
         outer_span, outer_low = self.s.span_now, self.s.low
         self.s.active[key] = len(self.s.active)
         self.s.span_now, self.s.low = None, math.inf
         try:
-            real = self._produce(dem, buf, part, root)
+            real = self._produce(dem, buf, part, root, shape)
         finally:
             del self.s.active[key]
             self.s.span_now, self.s.low = outer_span, outer_low
@@ -988,7 +1041,7 @@ class Tiler:
         if _nz(above):
             now[0] = max(now[0], float((size - length[above] - o[above] + 1).max()))
 
-    def _produce(self, dem: View, buf: str, part: bool, root: bool = False) -> _Opt | None:
+    def _produce(self, dem: View, buf: str, part: bool, root: bool = False, shape: tuple | None = None) -> _Opt | None:
         if not dem.any_defined:
             return None
         cands: list[_Opt] = []
@@ -1012,12 +1065,13 @@ class Tiler:
                 staged = True
                 self.staging += 1
         try:
-            return self._produce_any(dem, buf, cands, part)
+            return self._produce_any(dem, buf, cands, part, shape)
         finally:
             if staged:
                 self.staging -= 1
 
-    def _produce_any(self, dem: View, buf: str, cands: list[_Opt], part: bool = False) -> _Opt | None:
+    def _produce_any(self, dem: View, buf: str, cands: list[_Opt], part: bool = False,
+                     shape: tuple | None = None) -> _Opt | None:
         n = len(dem)
         base = dem.base
         bkind = "const" if base is None else ("op" if base.info is not None and base.info.kind == "op" else "input")
@@ -1037,13 +1091,15 @@ class Tiler:
             # store's other α have a select or dynamic-update-slice top); each α is tested below.
             # _may_match is a function of the top and the base: decided once per base
             first = self._first[fkey] = [name for name in names if any(
-                self._may_match(self.tops[name], bkind, b, moves=False) for b in bases)]
+                self._may_match(t, bkind, b, moves=False) for t in self.tops[name] for b in bases)]
         for name in first:
             ins = self.acc.instructions[name]
             rs = self._consistent(ins, buf, n, dem, bound, lambda tops, name=name: self._top_mask(
                 (name, buf, n, base), tops, bkind, bases))
             dead, tests = self._dead_loads(ins, buf, n, dem, rs)
             for k, (r, gone) in enumerate(zip(rs, dead, strict=True)):
+                if shape is not None and tuple(r.out_type.shape) != shape:
+                    continue        # another slice shape (a function of α alone: no bounds test)
                 if tests is not None:
                     if self._cost(r) >= bound:
                         continue        # not tried, whatever its bounds test says (as in _try)
@@ -1127,7 +1183,7 @@ class Tiler:
     def _alpha_rules(self, ins: Any, buf: str, n: int) -> list[IsaRule]:
         """g_θ(α) of ``ins`` for each of its α with output (buf, n), in candidate order."""
         return [r for a in (a for i, a in self.by_out.get((buf, n), ()) if i is ins)
-                if (r := _rule(self.acc, ins, a)) is not None]
+                if (r := self._rule(ins, a)) is not None]
 
     def _dead_loads(self, ins: Any, buf: str, n: int, dem: View,
                     rs: list[IsaRule]) -> tuple[list[bool], list[tuple[int, int, int] | None] | None]:
@@ -1404,12 +1460,13 @@ class Tiler:
                 if len(v) != _nbytes(t):
                     total = math.inf
                     break
-                o = self.produce(v, spec.buffer)
+                shp = None if spec.buffer == HBM else tuple(t.shape)
+                o = self.produce(v, spec.buffer, shape=shp)
                 if o is None:
                     total = math.inf
                     break
                 total += o.cost
-                ops.append((v, spec.buffer))
+                ops.append((v, spec.buffer, shp))
                 if total >= bound:
                     break
             if total < bound:
@@ -1423,11 +1480,12 @@ class Tiler:
         g = PiiGraph()
         memo: dict[tuple, int] = {}
 
-        def node(dem: View, buf: str, fresh: bool = False, part: bool = False, root: bool = False) -> int:
-            key = (buf, dem.key, self.staging > 0, part)
+        def node(dem: View, buf: str, fresh: bool = False, part: bool = False, root: bool = False,
+                 shape: tuple | None = None) -> int:
+            key = (buf, dem.key, self.staging > 0, part, shape)
             if not fresh and key in memo:
                 return memo[key]
-            opt = self.produce(dem, buf, part, root)
+            opt = self.produce(dem, buf, part, root, shape)
             if opt is None:
                 # an operand of a moved result, searched only now, past the work bounds (below
                 # them its search is the moved one's, which found it)
@@ -1469,8 +1527,8 @@ class Tiler:
                         continue
                     # an operand the instruction overwrites in place is not shared
                     inplace = ins.inputs[i] == ins.output
-                    ops.append(node(o[0], o[1], fresh=inplace))
-                rule = _rule(self.acc, ins, dict(opt.alpha))
+                    ops.append(node(o[0], o[1], fresh=inplace, shape=o[2]))
+                rule = self._rule(ins, dict(opt.alpha))
                 assert rule is not None
                 n = PiiNode(len(g.nodes), "pii", opt.instr, opt.alpha, ins.output.buffer, rule.out_type,
                             tuple(ops))
@@ -1654,21 +1712,28 @@ def trim_caches() -> None:
             d.clear()
 
 
-def _rule(acc: Accelerator, ins: Any, alpha: dict[str, int]) -> IsaRule | None:
-    """g_θ(α) lowered (constants folded, no-ops removed), cached per process."""
-    key = (acc.name, id(acc), ins.name, tuple(alpha.items()))
+def _rule(acc: Accelerator, ins: Any, alpha: dict[str, int], isa: IsaRules | None = None,
+          gate: Any = None) -> IsaRule | None:
+    """g_θ(α) lowered (constants folded, no-ops removed), and normalized as phase 1's ``isa``
+    normalizes its IR-to-ISA rules where given; cached per process. Its time counts as
+    generation, less what the proof ``gate`` spent proving for the normalization."""
+    key = (acc.name, id(acc), ins.name, tuple(alpha.items()), None if isa is None else isa.key)
     if key not in _RULES:
         t0 = time.perf_counter()
+        p0 = gate.seconds if gate is not None else 0.0
         r: IsaRule | None = None
-        try:
-            env = dict.fromkeys(ins.beta, 0) | alpha
-            in_types = tuple(acc.buffers[s.buffer].slice_type(s.bounds(env)[1]) for s in ins.inputs)
-            out_type = acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1])
-            r = IsaRule(ins, tuple(alpha.items()), lower_semantics(ins, alpha), in_types, out_type)
-        except Exception:  # noqa: BLE001 - an α the semantics rejects is not a candidate
-            r = None
+        if isa is not None:
+            r = isa.rule(ins, alpha)
+        else:
+            try:
+                env = dict.fromkeys(ins.beta, 0) | alpha
+                in_types = tuple(acc.buffers[s.buffer].slice_type(s.bounds(env)[1]) for s in ins.inputs)
+                out_type = acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1])
+                r = IsaRule(ins, tuple(alpha.items()), lower_semantics(ins, alpha), in_types, out_type)
+            except Exception:  # noqa: BLE001 - an α the semantics rejects is not a candidate
+                r = None
         _RULES[key] = r
-        GEN_SECONDS[0] += time.perf_counter() - t0
+        GEN_SECONDS[0] += time.perf_counter() - t0 - ((gate.seconds - p0) if gate is not None else 0.0)
     return _RULES[key]
 
 

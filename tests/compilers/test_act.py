@@ -788,6 +788,29 @@ def test_two_outputs_of_one_value_are_both_written() -> None:
     assert chk.ok, chk.message
 
 
+@pytest.mark.parametrize("name,body,names", [
+    ("copy_s32", "p = s32[4,4] parameter(0)\n  ROOT c = s32[4,4] copy(p)", {"mvin_spad", "mvout_spad"}),
+    ("transpose", "a = s8[4,4] parameter(0)\n  ROOT c = s8[4,4] transpose(a), dimensions={1,0}",
+     {"mvin_spad", "mvout_spad"}),
+])
+def test_gemmini_moves_bytes_through_its_buffers(name: str, body: str, names: set[str]) -> None:
+    """Kernels that only move bytes compile for Gemmini through the tiling: it reads the g_θ
+    patterns that phase 1 normalizes (mvin with scale 1.0 is a move; an accumulate = 0 write
+    has no add) where that changes what an instruction computes at its top, and a value in the
+    scratchpad or accumulator is read with the slice shape it was written with (a transpose's
+    4 x 1 columns are not 1 x 4 rows, although their bytes are the same: phase 2 refused such
+    a pii graph). Before, each exited 3 ("output 0 is the bytes of input 0 ...", "no
+    instruction computes transpose")."""
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo(f"HloModule {name}\nENTRY e {{\n  {body}\n}}\n")
+    acc = load_target("gemmini")
+    res = compile_graph(g, acc, rules=_proven(acc))
+    assert {c.name for c in res.program.instructions} == names
+    chk = check_program(g, acc, res.program, 3)
+    assert chk.ok, chk.message
+
+
 def test_the_tiling_search_is_bounded_by_work(monkeypatch) -> None:
     """p1 - (p1 - p0) is p0 (the rules find it); Gemmini cannot copy these 120 bytes, and the
     tiling search looked for a way for minutes (found by compiling random graphs). It stops
@@ -900,7 +923,7 @@ def test_the_tiling_memoizes_a_demand_that_only_meets_itself() -> None:
             self.s = tiling._Search()
             self.demands, self.staging, self.tries = 0, 0, 0
 
-        def _produce(self, dem, buf, part, root=False):  # noqa: ANN001, ANN202
+        def _produce(self, dem, buf, part, root=False, shape=None):  # noqa: ANN001, ANN202
             n = name[dem.key]
             calls.append(n)
             for m in edges[n]:
