@@ -719,7 +719,7 @@ def _alpha_tables(acc: Accelerator, doms: set[int], isa: IsaRules | None = None,
     hbm_sizes: set[int] = set()
     min_store = math.inf
     for ins in acc.instructions.values():
-        small = _valued(ins)
+        valued = _valued(ins)
         reps: dict[tuple, dict[str, int]] = {}
         for alpha in gen._candidates(ins, doms):
             env = dict.fromkeys(ins.beta, 0) | alpha
@@ -729,7 +729,7 @@ def _alpha_tables(acc: Accelerator, doms: set[int], isa: IsaRules | None = None,
                 continue
             if not reps and _rule(acc, ins, alpha) is None:
                 continue
-            reps.setdefault(tuple(alpha[a] for a in small), alpha)
+            reps.setdefault(tuple(alpha[a] for a in valued), alpha)
             by_out.setdefault((ins.output.buffer, nb), []).append((ins, alpha))
             if ins.output.buffer == HBM:
                 hbm_sizes.add(nb)
@@ -1087,8 +1087,9 @@ class Tiler:
             names = self.names_out.get((buf, n))
             if names is None:       # the instructions with an α of this output, in description order
                 names = self.names_out[(buf, n)] = list(dict.fromkeys(i.name for i, _ in self.by_out.get((buf, n), ())))
-            # the first α's top for the instruction: a move is let through here (a strided
-            # store's other α have a select or dynamic-update-slice top); each α is tested below.
+            # the instruction's tops (one α per combination of its value attributes): a move is
+            # let through here (a strided store's other α have a select or dynamic-update-slice
+            # top); each α is tested below.
             # _may_match is a function of the top and the base: decided once per base
             first = self._first[fkey] = [name for name in names if any(
                 self._may_match(t, bkind, b, moves=False) for t in self.tops[name] for b in bases)]
@@ -1403,9 +1404,9 @@ class Tiler:
         ``base`` there (:meth:`_may_match` on its top; a move from a buffer already on the
         path, ``seen``, brings nothing new): a demand on ``buf`` with that base fails
         otherwise, every instruction :meth:`_produce_any` could try for it being one of these.
-        An instruction's top is its first α's, as :meth:`_produce_any` reads it: for the
-        instructions that write a buffer other than HBM it is every α's
-        (test_writers_of_buffers_have_one_top)."""
+        An instruction's tops are those of one α per combination of its value attributes
+        (:func:`_alpha_tables`), as :meth:`_produce_any` reads them: for the instructions that
+        write a buffer other than HBM every α has one of them (test_writers_of_buffers_have_their_tops)."""
         key = (buf, base)
         if not seen:
             hit = self._held.get(key)
