@@ -63,7 +63,7 @@ from semantics.types import TensorType
 
 from ..isa import HBM, Accelerator
 from .phase1 import IsaRule, IsaRules, PiiGraph, PiiNode
-from .terms import Term, lower_semantics
+from .terms import Term
 
 __all__ = ["DC", "View", "view_of", "match", "Forms", "Tiler"]
 
@@ -1723,16 +1723,8 @@ def _rule(acc: Accelerator, ins: Any, alpha: dict[str, int], isa: IsaRules | Non
         t0 = time.perf_counter()
         p0 = gate.seconds if gate is not None else 0.0
         r: IsaRule | None = None
-        if isa is not None:
-            r = isa.rule(ins, alpha)
-        else:
-            try:
-                env = dict.fromkeys(ins.beta, 0) | alpha
-                in_types = tuple(acc.buffers[s.buffer].slice_type(s.bounds(env)[1]) for s in ins.inputs)
-                out_type = acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1])
-                r = IsaRule(ins, tuple(alpha.items()), lower_semantics(ins, alpha), in_types, out_type)
-            except Exception:  # noqa: BLE001 - an α the semantics rejects is not a candidate
-                r = None
+        # without a normalizer: phase 1's rule as lowered (IsaRules keeps none of its own here)
+        r = (isa if isa is not None else IsaRules(acc)).rule(ins, alpha)
         _RULES[key] = r
         GEN_SECONDS[0] += time.perf_counter() - t0 - ((gate.seconds - p0) if gate is not None else 0.0)
     return _RULES[key]
