@@ -22,12 +22,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from semantics.dtypes import U8, DType
-from semantics.ir import Graph
+from semantics.ir import Graph, Literal
 from semantics.layout import _physical_shape, _tile_perm, byte_size
 from semantics.types import TensorType
 
 from ..isa import HBM, Accelerator, InstrDef
-from .egraph import EGraph, NodeInfo, Snapshot, class_literals, type_key
+from .egraph import EGraph, ENode, NodeInfo, Snapshot, class_literals, type_key
 from .seminaive import Changes
 from .terms import Term, is_noop, lit_info, lower_outputs, lower_semantics, mk_op, narrowed
 
@@ -517,12 +517,20 @@ def pii_parts(acc: Accelerator, info: NodeInfo) -> tuple[dict[str, int], set[int
 
 def constants(egraph: EGraph, snap: Snapshot) -> list[bool]:
     """Bottom-up: an e-class is constant when one of its e-nodes has only constant operands;
-    literals are constant, flattened inputs are not (§5.3). The least fixpoint, by a worklist:
-    each e-node counts its operands not yet known constant."""
+    literals are constant, flattened inputs are not (§5.3)."""
+    return constant_witnesses(egraph, snap)[0]
+
+
+def constant_witnesses(egraph: EGraph, snap: Snapshot) -> tuple[list[bool], list[ENode | None]]:
+    """:func:`constants`, and per constant class the e-node that made it constant (its
+    literal's, or an operator's whose operands became constant before it: following witnesses
+    down never loops), from which :func:`.fold.value` computes its value. The least fixpoint,
+    by a worklist: each e-node counts its operands not yet known constant."""
     n = len(snap.classes)
     const = [False] * n
+    witness: list[ENode | None] = [None] * n
     waiting: list[list[int]] = [[] for _ in range(n)]   # class -> the e-nodes (by index) it holds up
-    owner: list[int] = []
+    owner: list[tuple[int, ENode]] = []
     missing: list[int] = []
     todo: list[int] = []
     infos = egraph.infos
@@ -535,10 +543,13 @@ def constants(egraph: EGraph, snap: Snapshot) -> list[bool]:
             if not kids:
                 if not const[c]:
                     const[c] = True
+                    witness[c] = en
                     todo.append(c)
+                elif kind == "lit":
+                    witness[c] = en     # a literal is preferred: nothing to evaluate
                 continue
             j = len(owner)
-            owner.append(c)
+            owner.append((c, en))
             missing.append(len(kids))
             for k in kids:
                 waiting[k].append(j)
@@ -547,11 +558,12 @@ def constants(egraph: EGraph, snap: Snapshot) -> list[bool]:
         for j in waiting[k]:
             missing[j] -= 1
             if missing[j] == 0:
-                c = owner[j]
+                c, en = owner[j]
                 if not const[c]:
                     const[c] = True
+                    witness[c] = en
                     todo.append(c)
-    return const
+    return const, witness
 
 
 @dataclass
@@ -633,7 +645,8 @@ class Extractor:
         self.acc = acc
         self.eg = egraph
         self.snap = snap
-        self.const = constants(egraph, snap)
+        self.const, self.witness = constant_witnesses(egraph, snap)
+        self.values: dict[int, Literal | None] = {}
         self.cost_fn = cost_fn
         self.options: dict[tuple[int, str], list[tuple[float, int, object]]] = {}
         self._built: dict[tuple[int, ...], PiiGraph | None] = {}
@@ -647,11 +660,19 @@ class Extractor:
             if info.kind == "input":
                 return (0.0, 0, ("input", int(info.name)))
         if self.const[c]:
-            for en in self.snap.classes[c]:
-                info = self.eg.infos[en.info]
-                if info.kind == "lit":
-                    return (0.0, 0, ("const", info.literal))
+            w = self.witness[c]
+            info = self.eg.infos[w.info]  # type: ignore[union-attr]
+            # a class the rewrites made constant holds no literal: its value is computed
+            # when a pii graph places it (:meth:`constant`), not for every class here
+            return (0.0, 0, ("const", info.literal if info.kind == "lit" else None))
         return None
+
+    def constant(self, c: int) -> Literal | None:
+        """The value of constant class ``c`` (:func:`.fold.value`), or None where this process
+        cannot evaluate it."""
+        from .fold import value
+
+        return value(self.eg, self.snap, self.witness, c, self.values)
 
     def _solve(self) -> None:
         INF = math.inf
@@ -756,7 +777,11 @@ class Extractor:
                 n = PiiNode(len(g.nodes), "input", input_index=node[1], eclass=c,
                             type=self.eg.infos[self.snap.classes[c][0].info].type)
             elif isinstance(node, tuple) and node[0] == "const":
-                n = PiiNode(len(g.nodes), "const", literal=node[1], eclass=c,
+                lit = node[1] if node[1] is not None else self.constant(c)
+                if lit is None:
+                    active.discard(key)
+                    return None
+                n = PiiNode(len(g.nodes), "const", literal=lit, eclass=c,
                             type=self.eg.infos[self.snap.classes[c][0].info].type)
             else:
                 info = self.eg.infos[node.info]  # type: ignore[union-attr]

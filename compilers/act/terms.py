@@ -31,7 +31,7 @@ from ..gen_cache import cached
 from ..isa import InstrDef
 from .egraph import NodeInfo
 
-__all__ = ["Term", "lower", "lower_semantics", "eval_op", "lit_info", "region_key", "canon_attrs", "is_noop"]
+__all__ = ["Term", "lower", "lower_semantics", "eval_op", "lit_info", "region_key", "region_of", "canon_attrs", "is_noop"]
 
 
 @dataclass(frozen=True)
@@ -94,11 +94,26 @@ def region_key(graph: Graph, name: str) -> str:
     return "region[" + ";".join(parts) + f"->{pos[comp.root]}]"
 
 
+_REGIONS: dict[str, tuple[Graph, str]] = {}
+_REGIONS_MAX = 1 << 12     # emptied when full: no growth over a campaign of kernels
+
+
+def region_of(key: str) -> tuple[Graph, str] | None:
+    """A graph and the name of a computation in it whose :func:`region_key` is ``key``, for a
+    region some lowering in this process named (None else): what evaluates it (:mod:`.fold`)."""
+    return _REGIONS.get(key)
+
+
 def canon_attrs(graph: Graph, ins: Instruction) -> tuple[tuple[str, Any], ...]:
     out = []
     for k, v in ins.attrs:
         if k == "to_apply":
-            v = region_key(graph, v)
+            key = region_key(graph, v)
+            if key not in _REGIONS:
+                if len(_REGIONS) >= _REGIONS_MAX:
+                    _REGIONS.clear()
+                _REGIONS[key] = (graph, v)
+            v = key
         if k in ("lhs_batch_dims", "rhs_batch_dims") and not v:
             continue   # the default: written or not, the same operator
         out.append((k, v))
