@@ -771,8 +771,6 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
         elif node.kind == "const":
             nbytes = node.type.size * node.type.dtype.nbytes  # type: ignore[union-attr]
             v = m.new_int_var(0, hbm - nbytes, f"const{node.id}")
-            if node.id not in g.roots:      # constants live above the inputs and outputs (CSP3)
-                m.add(v >= lay.free_start)
             const_vars[node.id] = v
             start[node.id] = [v]
             length[node.id] = [nbytes]
@@ -850,8 +848,9 @@ def solve(acc: Accelerator, g: PiiGraph, order: list[int], lay: Layout, seed: in
                 m.add(start[o][0] == start[node.id][0] + off)
     group = alias_groups(g)
     out_groups = {group[r] for r in g.roots}
-    for node in g.nodes:                     # staging areas live above the inputs and outputs
-        if node.kind in ("pii", "concat") and node.buffer == HBM and group[node.id] not in out_groups:
+    for node in g.nodes:                     # staging areas and constants live above the inputs
+        # and outputs (CSP3), but for an output, or a piece of an output's concat^H, at its place
+        if node.kind in ("pii", "concat", "const") and node.buffer == HBM and group[node.id] not in out_groups:
             m.add(start[node.id][0] >= lay.free_start)
     for r, pl in zip(g.roots, lay.outputs, strict=True):      # CSP3: outputs
         node = g.nodes[r]

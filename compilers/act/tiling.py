@@ -30,7 +30,11 @@ demanded view:
 
 A demand in HBM is met by a flattened input at a fixed offset (slice^H of an input: no
 instruction), by a constant (the constant section), by an instruction writing HBM, or by
-concat^H of equal pieces, each demanded on its own (output tiling). α values are drawn from the
+concat^H of equal pieces, each demanded on its own and written at its place (output tiling: a
+piece that is an input's bytes is copied there, a constant piece is the constant section at
+that place). A concatenate is a gather where its operands read one base (or constants); where
+they read several, a demand on bytes of one operand is that operand's demand
+(:meth:`Tiler._resolve`), and one on bytes of several is met by concat^H pieces only. α values are drawn from the
 description's domains restricted to the kernel's dimensions and their multiples and divisors by
 2 and 4 (as for the e-graph's IR-to-ISA rules). Nothing here names a target.
 
@@ -162,6 +166,8 @@ class _Views:
     def __init__(self) -> None:
         self.memo: dict[int, tuple[Term, View]] = {}
         self.nbytes = 0                     # the memo's index arrays
+        self.images: dict[int, tuple[Term, Any, np.ndarray]] = {}
+        self.pieces: dict[int, tuple[Term, list[View]]] = {}
 
     def __call__(self, t: Term) -> View:
         hit = self.memo.get(id(t))
@@ -174,6 +180,8 @@ class _Views:
 
     def clear(self) -> None:
         self.memo.clear()
+        self.images.clear()
+        self.pieces.clear()
         self.nbytes = 0
 
     def _view(self, t: Term) -> View:
@@ -186,6 +194,11 @@ class _Views:
             return View(None, -1 - data)
         if info.kind == "op" and info.name == "select" and t.children[0].is_lit:
             return self._select(t, n)
+        if info.kind == "op" and info.name == "concatenate":
+            base, idx = self.concat_image(t)
+            if base is not False:
+                return View(base, idx)     # operands of one base (or constants): a gather of it
+            return View(t, np.arange(n, dtype=np.int64))
         if info.kind != "op" or info.name not in _LAYOUT:
             return View(t, np.arange(n, dtype=np.int64))
         c = self(t.children[0])
@@ -232,6 +245,46 @@ class _Views:
             raise AssertionError(info.name)
         return View(c.base, np.ascontiguousarray(out).reshape(-1))
 
+    def concat_image(self, t: Term) -> tuple[Any, np.ndarray]:
+        """A concatenate's image as its operands' views placed side by side: (the one base
+        of the operands that read one, None when all are constants, False when they read
+        several; per image byte, its code in that operand's view)."""
+        hit = self.images.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1], hit[2]
+        nb = t.type.dtype.nbytes
+        d = int(dict(t.info.attrs)["dimensions"][0])     # type: ignore[union-attr]
+        parts, bases = [], []
+        for c in t.children:
+            v = self(c)
+            parts.append(v.idx.reshape(tuple(c.type.shape) + (nb,)))
+            if v.base is not None and _nz(v.idx >= 0) and not any(v.base is b for b in bases):
+                bases.append(v.base)
+        idx = np.ascontiguousarray(np.concatenate(parts, axis=d)).reshape(-1)
+        base = bases[0] if len(bases) == 1 else (None if not bases else False)
+        self.images[id(t)] = (t, base, idx)
+        return base, idx
+
+    def concat_pieces(self, t: Term) -> list[View]:
+        """Per operand of concatenate ``t``, its view laid out in ``t``'s image: its own bytes
+        where it lies, "don't care" elsewhere."""
+        hit = self.pieces.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        nb = t.type.dtype.nbytes
+        d = int(dict(t.info.attrs)["dimensions"][0])     # type: ignore[union-attr]
+        out, at = [], 0
+        shape = tuple(t.type.shape) + (nb,)
+        for c in t.children:
+            v = self(c)
+            m = np.full(shape, DC, dtype=np.int64)
+            sl = [slice(None)] * len(shape)
+            sl[d] = slice(at, at + c.type.shape[d])
+            m[tuple(sl)] = v.idx.reshape(tuple(c.type.shape) + (nb,))
+            at += c.type.shape[d]
+            out.append(View(v.base, m.reshape(-1)))
+        self.pieces[id(t)] = (t, out)
+        return out
 
     def _select(self, t: Term, n: int) -> View:
         """select with a constant predicate: per element, the bytes of one of the two operands."""
@@ -815,6 +868,7 @@ class Tiler:
         must write at its place (an input's own bytes do not serve); ``shape``: the slice shape
         the reader takes it as, in a buffer other than HBM (a value written as 4 x 1 is not
         one read as 1 x 4 in a [rows, 16] scratchpad, though its bytes are the same)."""
+        dem = self._resolve(dem)
         key = (buf, dem.key, self.staging > 0, part, root, shape)
         if key in self.s.memo:
             self._meet(self.s.span.get(key))
@@ -863,6 +917,33 @@ class Tiler:
         self.s.low = min(outer_low, self.s.low if self.s.low < depth else math.inf)
         del self.s.active[key]
         return best
+
+    def _resolve(self, dem: View) -> View:
+        """A demand on a concatenate's bytes that all come from one operand (or are constants)
+        is that operand's view: the same bytes, another base (concat^H read backwards). One
+        that reads several operands stays as it is: it is split into pieces (:meth:`_produce_any`)."""
+        base = dem.base
+        while self._is_concat(base):
+            on = dem.idx >= 0
+            at = dem.idx[on]
+            touched = None
+            for pc in self.forms.view_of.concat_pieces(base):
+                codes = pc.idx[at]
+                if pc.base is None or not _nz(codes >= 0):
+                    continue        # not read, or constant bytes only
+                if touched is not None and touched is not pc.base:
+                    return dem
+                touched = pc.base
+            _, img = self.forms.view_of.concat_image(base)
+            idx = dem.idx.copy()
+            idx[on] = img[at]
+            dem = View(touched, idx)
+            base = touched
+        return dem
+
+    @staticmethod
+    def _is_concat(t: Term | None) -> bool:
+        return t is not None and t.info is not None and t.info.kind == "op" and t.info.name == "concatenate"
 
     # --- the same search elsewhere in its base ----------------------------------------------
     #
@@ -1048,8 +1129,8 @@ class Tiler:
         staged = False
         if buf == HBM:
             leaf = self._leaf(dem)
-            if leaf is not None and not (root and leaf.kind == "input"):
-                return leaf
+            if leaf is not None and not ((root or part) and leaf.kind == "input"):
+                return leaf         # (an output, or a piece of one, is written at its place)
             if (not part and dem.base is not None and dem.base.info is not None and dem.base.info.kind == "op"
                     and dem.base in self._root_bases()):
                 # whether it is an output depends on where it lies: not movable (a value no
@@ -1078,11 +1159,12 @@ class Tiler:
         bases = self._bases.get(base)       # a function of the base: the same for every demand on it
         if bases is None:
             bases = self._bases[base] = [base] + self.forms.bases(dem)
-        if bkind == "op" and _nz(dem.idx >= 0) and not any(self._ok(b) for b in bases):  # type: ignore[arg-type]
-            return None
+        computable = not (bkind == "op" and _nz(dem.idx >= 0)) or any(self._ok(b) for b in bases)  # type: ignore[arg-type]
+        if not computable and not (self._is_concat(base) and buf == HBM and not part):
+            return None     # (a concatenate of several operands' bytes: concat^H pieces below)
         bound = math.inf
         fkey = (buf, n, base)
-        first = self._first.get(fkey)
+        first = self._first.get(fkey) if computable else []
         if first is None:
             names = self.names_out.get((buf, n))
             if names is None:       # the instructions with an α of this output, in description order
@@ -1513,8 +1595,8 @@ class Tiler:
                 kids, offs = [], []
                 at = 0
                 for pc in opt.pieces:
-                    if pc.any_defined:
-                        kids.append(node(pc, HBM, part=True))
+                    if pc.any_defined:      # each piece written at its place: equal pieces are two writes
+                        kids.append(node(pc, HBM, fresh=True, part=True))
                         offs.append(at)
                     at += len(pc)
                 n = PiiNode(len(g.nodes), "concat", buffer=HBM, type=TensorType(_u8(), (len(dem),)),
