@@ -19,7 +19,23 @@ Dot and reduce have no symbolic-shape encoding: these rules are proved by enumer
 
 from __future__ import annotations
 
-from .dsl import INTS, NUM, broadcast, concat, const, convert, dot, full, iota, op, reshape, rule, slice_, transpose
+from .dsl import (
+    INTS,
+    NUM,
+    broadcast,
+    concat,
+    const,
+    convert,
+    dot,
+    full,
+    iota,
+    op,
+    pad,
+    reshape,
+    rule,
+    slice_,
+    transpose,
+)
 
 
 def _mm(a, b, dtype=None):
@@ -106,6 +122,19 @@ def _dot_concat_contracting(c):
     a1, a2, b1, b2 = c.tensor("a1"), c.tensor("a2"), c.tensor("b1"), c.tensor("b2")
     return (_mm(concat(1, a1, a2), concat(0, b1, b2)), op("add", _mm(a1, b1), _mm(a2, b2)),
             [a1.shape[1] == b1.shape[0]])
+
+
+@rule("dot(pad(a, 0, k), b) => dot(a, slice(b, k))", family="dot", dtypes=INTS, ranks=(2,))
+def _dot_zero_padded_contraction(c):
+    """A contraction padded with zero columns of the left operand reads the right operand's
+    first K rows only (the extra terms are 0 * b = 0; integers only: for floats inf * 0 is NaN
+    and the FMA chain's start would differ). An accelerator whose array contracts a fixed
+    width (Gemmini's 16) computes a narrower contraction this way."""
+    a, b = c.tensor("a"), c.tensor("b")
+    (p,) = c.ints("p", 1)
+    k, n = a.shape[1], b.shape[1]
+    ap = pad(a, const(0), [0, 0], [0, p])
+    return (_mm(ap, b), _mm(a, slice_(b, [0, 0], [k, n])), [p >= 0, b.shape[0] == k + p])
 
 
 def _identity(n, dtype: str):

@@ -553,18 +553,25 @@ class Matcher:
     def _dot(self, p: Term, D: Term, e: np.ndarray, bind: Bind) -> Iterator[Bind]:
         m, n = p.type.shape
         M, N = D.type.shape
-        if p.children[0].type.shape[1] != D.children[0].type.shape[1]:
-            return                                   # whole contractions only
+        K, Kp = D.children[0].type.shape[1], p.children[0].type.shape[1]
+        if Kp != K and not (Kp > K and self.identity(DOT_PADDED, D.type.dtype.name)):
+            return          # whole contractions, or a wider one whose extra terms are 0 * anything
         # each demanded row reads one row of D and each demanded column one column (-1: none)
         e2 = e.reshape(m, n)
         ri = _one_per_line(e2 >= 0, e2 // N, 1)
         cj = _one_per_line(e2 >= 0, e2 % N, 0)
         if ri is None or cj is None:
             return
-        K = D.children[0].type.shape[1]
-        li = np.where(ri[:, None] >= 0, ri[:, None] * K + np.arange(K)[None, :], -1).reshape(-1)
-        rj = np.where(cj[None, :] >= 0, np.arange(K)[:, None] * N + cj[None, :], -1).reshape(-1)
-        yield from self._children(p.children, [self._gather(D.children[0], li), self._gather(D.children[1], rj)], bind)
+        k = np.arange(Kp)
+        li = np.where((ri[:, None] >= 0) & (k[None, :] < K), ri[:, None] * K + k[None, :], -1).reshape(-1)
+        rj = np.where((cj[None, :] >= 0) & (k[:, None] < K), k[:, None] * N + cj[None, :], -1).reshape(-1)
+        left = self._gather(D.children[0], li)
+        if Kp > K:          # the left operand's extra columns are demanded as zeros, the right's rows are free
+            nb = D.children[0].type.dtype.nbytes
+            z = left.idx.reshape(m, Kp, nb).copy()
+            z[np.ix_(ri >= 0, k >= K)] = -1          # the constant byte 0
+            left = View(left.base, z.reshape(-1))
+        yield from self._children(p.children, [left, self._gather(D.children[1], rj)], bind)
 
 
 def _one_per_line(valid: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray | None:
@@ -579,9 +586,10 @@ def _one_per_line(valid: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray | N
     return np.where(any_valid, hi, -1)
 
 
-#: the one-term identities :meth:`Matcher._op` uses where their library rules pass the proof gate
+#: the dot identities :meth:`Matcher._op` uses where their library rules pass the proof gate
 DOT_AS_FMA = "dot(a, b) with K = 1 => fma(broadcast(a), broadcast(b), -0.0)"
 DOT_AS_MULTIPLY = "dot(a, b) with K = 1 => multiply(broadcast(a), broadcast(b))"
+DOT_PADDED = "dot(pad(a, 0, k), b) => dot(a, slice(b, k))"
 
 
 def _meets(top: tuple, base: Term, identity: Any) -> bool:
@@ -599,9 +607,9 @@ def _meets(top: tuple, base: Term, identity: Any) -> bool:
     if not _is_mm(base):
         return False
     k = base.children[0].type.shape[1]
-    if name == "dot":
-        return top[4] is None or top[4] == k
     dt = base.type.dtype.name
+    if name == "dot":
+        return top[4] is None or top[4] == k or (top[4] > k and bool(identity(DOT_PADDED, dt)))
     if name == "fma":
         return k == 1 and dt == "f32" and bool(identity(DOT_AS_FMA, "f32"))
     return k == 1 and bool(identity(DOT_AS_MULTIPLY, dt))

@@ -100,3 +100,27 @@ def test_compilation_is_deterministic_across_processes() -> None:
     outs = [subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
     assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 4, 4), (16, 8, 8),
+                                   pytest.param(4, 3, 4, marks=pytest.mark.slow)])   # ~15 s: odd sizes
+def test_contractions_narrower_than_the_array_compile(m: int, k: int, n: int) -> None:
+    """The array contracts 16 columns of the scratchpad row; a K < 16 product reads the left
+    operand padded with zero columns, which the tiling meets with the proven
+    ``dot(pad(a, 0, k), b) => dot(a, slice(b, k))`` (the right operand's other rows are free).
+    Before, each K < 16 exited 3 ("a s32[..] value is needed in d0 but instructions produce it
+    only in acc")."""
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo(f"""HloModule narrow
+ENTRY e {{
+  a = s8[{m},{k}] parameter(0)
+  b = s8[{k},{n}] parameter(1)
+  ROOT d = s32[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+""", "narrow")
+    acc = load_target("gemmini")
+    res = compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=True)))
+    assert "matmul_ws_acc" in {c.name for c in res.program.instructions}
+    chk = check_program(g, acc, res.program, 3, seed=k)
+    assert chk.ok, chk.message
