@@ -842,7 +842,8 @@ class Extractor:
 
     def why_not(self, roots: Sequence[int]) -> str:
         """A one-line reason the root cannot be extracted: the topmost e-class with no way to be
-        produced in the buffer it is needed in."""
+        produced in the buffer it is needed in (the operator no instruction computes where no
+        way produces it in any buffer)."""
         seen: set[tuple[int, str]] = set()
         frontier = [(r, HBM) for r in roots]
         # a root must be written: an input's own bytes (its leaf) do not count there
@@ -854,6 +855,7 @@ class Extractor:
                 return (f"output {i} is the bytes of input {leaf[1]} ({t.dtype.name}{list(t.shape)}) and no "
                         f"instruction sequence writes them to the output")
         layout_reason = ""
+        stuck: dict[int, str] = {}     # class -> its reason, at the first buffer it was needed in
         while frontier:
             c, buf = frontier.pop(0)
             if (c, buf) in seen:
@@ -864,6 +866,22 @@ class Extractor:
             ops = [self.eg.infos[en.info] for en in self.snap.classes[c]]
             irs = [o for o in ops if o.kind == "op"]
             piis = [o for o in ops if o.kind == "pii"]
+            if piis and irs and not any((c, o.buffer) in self.best for o in piis):
+                # instructions produce it, but none can (in any buffer): the reason lies below
+                # them (an operand nothing computes), or it is this value's operator where the
+                # only producers move it from a buffer it cannot be in (Gemmini's store from the
+                # array of a product nothing computes): the deepest such value is reported
+                o = min(irs, key=lambda o: (o.name in _LAYOUT_OPS, o.name))
+                if o.name not in _LAYOUT_OPS:
+                    t = o.type
+                    stuck.setdefault(c, f"no instruction computes {o.name} on {t.dtype.name}{list(t.shape)} (into {buf})")
+                for en in self.snap.classes[c]:
+                    info = self.eg.infos[en.info]
+                    if info.kind == "pii":
+                        frontier.extend(zip(en.children, pii_parts(self.acc, info)[2], strict=True))
+                    elif info.kind == "op" and info.name in _LAYOUT_OPS:
+                        frontier.extend((k, buf) for k in en.children)
+                continue
             if not piis:
                 if irs:
                     o = min(irs, key=lambda o: (o.name in _LAYOUT_OPS, o.name))
@@ -893,4 +911,4 @@ class Extractor:
                 have = sorted({o.buffer for o in piis})
                 return (f"a {t.dtype.name}{list(t.shape)} value is needed in {buf} but instructions produce it only in "
                         f"{', '.join(have)}")
-        return layout_reason or "no complete pii graph (every candidate has a cycle)"
+        return (list(stuck.values())[-1] if stuck else layout_reason) or "no complete pii graph (every candidate has a cycle)"

@@ -124,3 +124,22 @@ ENTRY e {{
     assert "matmul_ws_acc" in {c.name for c in res.program.instructions}
     chk = check_program(g, acc, res.program, 3, seed=k)
     assert chk.ok, chk.message
+
+
+def test_the_reason_names_the_operator_no_instruction_computes() -> None:
+    """An s32 elementwise product: the e-graph holds a store of it from the array into the
+    accumulator (the normalized store_os_acc is a move), which nothing can feed. The reason
+    names the product, not the move ("a s32[4, 2] value is needed in d0 but instructions
+    produce it only in acc", before)."""
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo("""HloModule mul
+ENTRY e {
+  p0 = s32[4,2] parameter(0)
+  p1 = s32[4,2] parameter(1)
+  ROOT m = s32[4,2] multiply(p0, p1)
+}
+""", "mul")
+    acc = load_target("gemmini")
+    with pytest.raises(Unsupported, match=r"^no instruction computes multiply on s32\[4, 2\] \(into d0\)$"):
+        compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=True)))
