@@ -335,6 +335,7 @@ class Forms:
         self.view_of = _Views()             # the views of this kernel's terms
         self.snap = snap
         self.rep: dict[int, Term] = {}
+        self._leafy: dict[Term, list[View]] = {}
         if snap is None or memo is None:
             return
         self.infos = egraph.infos
@@ -382,6 +383,23 @@ class Forms:
         if base is None or base.info is None or base.info.kind != "op":
             return []
         return [av for a in self.of(base) if (av := self.view_of(a)).base is not None]
+
+    def leaf_view(self, dem: View) -> View | None:
+        """``dem`` read through a form of its base that is constant bytes or a layout of a kernel
+        input (a value M2's proven rewrites showed equal to one: ``p1 - (p1 - p0)``), or None:
+        the same bytes, with nothing to compute."""
+        base = dem.base
+        if base is None or base.info is None or base.info.kind != "op" or self.snap is None:
+            return None
+        hit = self._leafy.get(base)
+        if hit is None:
+            hit = self._leafy[base] = [
+                av for a in self.of(base) if (av := self.view_of(a)).base is None
+                or (av.base.info is not None and av.base.info.kind == "input")]
+        if not hit:
+            return None
+        d, av = dem.idx, hit[0]
+        return View(av.base, np.where(d >= 0, av.idx[np.maximum(d, 0)], d))
 
     def base_forms(self, base: Term | None) -> list[Term | None]:
         """``base`` and the bases of its other forms: what a demand on ``base`` is matched
@@ -929,7 +947,9 @@ class Tiler:
     def _resolve(self, dem: View) -> View:
         """A demand on a concatenate's bytes that all come from one operand (or are constants)
         is that operand's view: the same bytes, another base (concat^H read backwards). One
-        that reads several operands stays as it is: it is split into pieces (:meth:`_produce_any`)."""
+        that reads several operands stays as it is: it is split into pieces (:meth:`_produce_any`).
+        A demand on a value that has a form of constant bytes or of an input's layout is that
+        form's (:meth:`Forms.leaf_view`)."""
         base = dem.base
         while self._is_concat(base):
             on = dem.idx >= 0
@@ -947,7 +967,9 @@ class Tiler:
             idx[on] = img[at]
             dem = View(touched, idx)
             base = touched
-        return dem
+        if base is None or base.info is None or base.info.kind != "op":
+            return dem
+        return self.forms.leaf_view(dem) or dem
 
     @staticmethod
     def _is_concat(t: Term | None) -> bool:
