@@ -1,0 +1,115 @@
+"""A random-graph campaign against the Act compiler (issue 5): every graph must compile to a
+program equal to the reference bit for bit on the target's simulator, or exit 3 with a reason.
+
+Graphs come from :func:`semantics.gen.random_graph` restricted to the operator and dtype lists of
+``tests/compilers/test_act_random.py`` (the lists are defined there once; ``--ops 1`` is the
+first list of the target, ``--ops 2`` the second), one per seed. Prints the outcome counts, the
+slowest answers and the exit-3 reasons grouped by the operator they name, writes JSON, and exits
+1 if any graph crashed the compiler or compiled to a wrong program (a compiler bug: the JSON keeps
+its seed).
+
+    python bench/random_campaign.py --target gemmini --seeds 300-419 [--ops 2] [--max-ops 4]
+        [--check 2] [--check-moved] [--json build/bench/random_gemmini.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from compilers.act import Unsupported, compile_graph  # noqa: E402
+from compilers.act.check import check_program  # noqa: E402
+from compilers.act.tiling import Tiler  # noqa: E402
+from compilers.targets import load_target  # noqa: E402
+from semantics.gen import random_graph  # noqa: E402
+from tests.compilers import test_act_random as lists  # noqa: E402
+
+#: (operators, dtypes) per target and list number, as the random-graph test uses them
+OPS = {
+    ("gemmini", 1): (lists._GEMMINI_1, "s8,s32"),
+    ("gemmini", 2): (lists._GEMMINI_2, "s8,s32"),
+    ("amx", 1): (lists._AMX, "u8,s8,s32,f32"),
+    ("amx", 2): (lists._AMX_2, "u8,s8,s32,f32,bf16"),
+    ("qkv", 1): (lists._QKV, "bf16,f32"),
+    ("qkv", 2): (lists._QKV_2, "bf16,f32,s32"),
+}
+
+
+def _seeds(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--target", choices=sorted({t for t, _ in OPS}), required=True)
+    ap.add_argument("--seeds", required=True, help="e.g. 300-419 or 1,5,9-12")
+    ap.add_argument("--ops", type=int, choices=(1, 2), default=2, help="the test's first or second operator list")
+    ap.add_argument("--max-ops", type=int, default=4)
+    ap.add_argument("--check", type=int, default=2, help="random input sets per compiled program")
+    ap.add_argument("--check-moved", action="store_true",
+                    help="run the tiling's real search beside each moved result (Tiler.CHECK_MOVED; slower)")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    ops, dtypes = OPS[(args.target, args.ops)]
+    acc = load_target(args.target)
+    Tiler.CHECK_MOVED = args.check_moved
+    seeds = _seeds(args.seeds)
+    results: dict[int, dict] = {}
+    try:
+        from tqdm import tqdm
+        it = tqdm(seeds, desc=args.target, file=sys.stderr)
+    except ImportError:  # pragma: no cover - tqdm is a dev dependency
+        it = seeds
+    for seed in it:
+        g = random_graph(seed, ops=ops.split(","), dtypes=dtypes.split(","), max_ops=args.max_ops)
+        t0 = time.perf_counter()
+        rec: dict = {}
+        try:
+            res = compile_graph(g, acc)
+        except Unsupported as e:
+            rec = {"outcome": "exit3", "reason": str(e)}
+        except Exception as e:  # noqa: BLE001 - a crash is what the campaign looks for
+            rec = {"outcome": "crash", "reason": f"{type(e).__name__}: {e}"}
+        else:
+            chk = check_program(g, acc, res.program, args.check, seed=seed)
+            rec = ({"outcome": "ok", "instructions": len(res.program)} if chk.ok
+                   else {"outcome": "mismatch", "reason": chk.message})
+        rec["seconds"] = round(time.perf_counter() - t0, 3)
+        results[seed] = rec
+    counts = collections.Counter(r["outcome"] for r in results.values())
+    by_op = collections.Counter()
+    for r in results.values():
+        if r["outcome"] == "exit3":
+            m = re.search(r"computes (\S+) on", r["reason"])
+            by_op[m.group(1) if m else r["reason"][:60]] += 1
+    slow = sorted(results.items(), key=lambda kv: -kv[1]["seconds"])[:3]
+    print(f"{args.target}, list {args.ops}, seeds {args.seeds}, up to {args.max_ops} operators: "
+          f"{counts['ok']} compiled and checked, {counts['exit3']} exit 3, "
+          f"{counts['crash']} crashed, {counts['mismatch']} wrong")
+    print("slowest answers: " + ", ".join(f"seed {s} {r['seconds']:.2f} s ({r['outcome']})" for s, r in slow))
+    print("exit-3 reasons by operator: " + ", ".join(f"{op} {n}" for op, n in by_op.most_common()))
+    for s, r in results.items():
+        if r["outcome"] in ("crash", "mismatch"):
+            print(f"  seed {s}: {r['outcome']}: {r['reason']}")
+    path = args.json or ROOT / "build" / "bench" / f"random_{args.target}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"target": args.target, "ops": ops, "dtypes": dtypes, "max_ops": args.max_ops,
+                                "check_moved": args.check_moved, "results": results}, indent=1))
+    print(f"JSON: {path}")
+    return 1 if counts["crash"] or counts["mismatch"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
