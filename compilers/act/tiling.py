@@ -166,8 +166,7 @@ class _Views:
     def __init__(self) -> None:
         self.memo: dict[int, tuple[Term, View]] = {}
         self.nbytes = 0                     # the memo's index arrays
-        self.images: dict[int, tuple[Term, Any, np.ndarray]] = {}
-        self.pieces: dict[int, tuple[Term, list[View]]] = {}
+        self.images: dict[int, tuple[Term, Any, np.ndarray, np.ndarray]] = {}
 
     def __call__(self, t: Term) -> View:
         hit = self.memo.get(id(t))
@@ -181,7 +180,6 @@ class _Views:
     def clear(self) -> None:
         self.memo.clear()
         self.images.clear()
-        self.pieces.clear()
         self.nbytes = 0
 
     def _view(self, t: Term) -> View:
@@ -249,42 +247,36 @@ class _Views:
         """A concatenate's image as its operands' views placed side by side: (the one base
         of the operands that read one, None when all are constants, False when they read
         several; per image byte, its code in that operand's view)."""
-        hit = self.images.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1], hit[2]
-        nb = t.type.dtype.nbytes
-        d = int(dict(t.info.attrs)["dimensions"][0])     # type: ignore[union-attr]
-        parts, bases = [], []
-        for c in t.children:
-            v = self(c)
-            parts.append(v.idx.reshape(tuple(c.type.shape) + (nb,)))
-            if v.base is not None and _nz(v.idx >= 0) and not any(v.base is b for b in bases):
-                bases.append(v.base)
-        idx = np.ascontiguousarray(np.concatenate(parts, axis=d)).reshape(-1)
-        base = bases[0] if len(bases) == 1 else (None if not bases else False)
-        self.images[id(t)] = (t, base, idx)
+        base, idx, _ = self._concat(t)
         return base, idx
 
     def concat_pieces(self, t: Term) -> list[View]:
         """Per operand of concatenate ``t``, its view laid out in ``t``'s image: its own bytes
         where it lies, "don't care" elsewhere."""
-        hit = self.pieces.get(id(t))
+        _, idx, owner = self._concat(t)
+        return [View(self(c).base, np.where(owner == j, idx, DC)) for j, c in enumerate(t.children)]
+
+    def _concat(self, t: Term) -> tuple[Any, np.ndarray, np.ndarray]:
+        """:meth:`concat_image` and, per image byte, the operand it comes from (made once per
+        concatenate)."""
+        hit = self.images.get(id(t))
         if hit is not None and hit[0] is t:
-            return hit[1]
+            return hit[1], hit[2], hit[3]
         nb = t.type.dtype.nbytes
         d = int(dict(t.info.attrs)["dimensions"][0])     # type: ignore[union-attr]
-        out, at = [], 0
-        shape = tuple(t.type.shape) + (nb,)
-        for c in t.children:
+        parts, owners, bases = [], [], []
+        for j, c in enumerate(t.children):
             v = self(c)
-            m = np.full(shape, DC, dtype=np.int64)
-            sl = [slice(None)] * len(shape)
-            sl[d] = slice(at, at + c.type.shape[d])
-            m[tuple(sl)] = v.idx.reshape(tuple(c.type.shape) + (nb,))
-            at += c.type.shape[d]
-            out.append(View(v.base, m.reshape(-1)))
-        self.pieces[id(t)] = (t, out)
-        return out
+            shape = tuple(c.type.shape) + (nb,)
+            parts.append(v.idx.reshape(shape))
+            owners.append(np.full(shape, j, dtype=np.int64))
+            if v.base is not None and _nz(v.idx >= 0) and not any(v.base is b for b in bases):
+                bases.append(v.base)
+        idx = np.ascontiguousarray(np.concatenate(parts, axis=d)).reshape(-1)
+        owner = np.ascontiguousarray(np.concatenate(owners, axis=d)).reshape(-1)
+        base = bases[0] if len(bases) == 1 else (None if not bases else False)
+        self.images[id(t)] = (t, base, idx, owner)
+        return base, idx, owner
 
     def _select(self, t: Term, n: int) -> View:
         """select with a constant predicate: per element, the bytes of one of the two operands."""
