@@ -81,6 +81,13 @@ def _sub_self(c):
     return op("subtract", x, x), _k(c, x, 0), []
 
 
+@rule("add(x, negate(x)) => 0", family=F, dtypes=INTS, note="floats false: inf + -inf = NaN")
+def _add_neg_self(c):
+    """x + (-x) is zero for integers, wraparound included (negate(MIN) = MIN and MIN + MIN = 0)."""
+    x = c.tensor("x")
+    return op("add", x, op("negate", x)), _k(c, x, 0), []
+
+
 @rule("add(x, y) => add(y, x)", family=F, dtypes=("pred",) + NUM, ranks=ELEM)
 def _add_comm(c):
     """add is commutative for every type (floats: IEEE add is exactly commutative)."""

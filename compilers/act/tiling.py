@@ -376,18 +376,24 @@ class Forms:
             return []
         return [av for a in self.of(base) if (av := self.view_of(a)).base is not None]
 
-    def leaf_view(self, dem: View) -> View | None:
-        """``dem`` read through a form of its base that is constant bytes or a layout of a kernel
-        input (a value M2's proven rewrites showed equal to one: ``p1 - (p1 - p0)``), or None:
-        the same bytes, with nothing to compute."""
+    def leaf_view(self, dem: View, constants: bool = True) -> View | None:
+        """``dem`` read through a form of its base that is a layout of a kernel input (a value
+        M2's proven rewrites showed equal to one: ``p1 - (p1 - p0)``) or, with ``constants``,
+        constant bytes, or None: the same bytes, with nothing to compute. The caller allows
+        constant bytes for a demand in HBM only (the constant section is there; a load brings
+        them on chip from it): on chip, a constant class of an operator whose e-node an
+        instruction computes (``convert_s32(c)`` of an int8 constant widened by Gemmini's
+        array) is read through that operator, not as constant bytes of the wide type."""
         base = dem.base
         if base is None or base.info is None or base.info.kind != "op" or self.snap is None:
             return None
         hit = self._leafy.get(base)
         if hit is None:
-            hit = self._leafy[base] = [
-                av for a in self.of(base) if (av := self.view_of(a)).base is None
-                or (av.base.info is not None and av.base.info.kind == "input")]
+            forms = [self.view_of(a) for a in self.of(base)]
+            hit = self._leafy[base] = (
+                [av for av in forms if av.base is not None and av.base.info is not None
+                 and av.base.info.kind == "input"] + [av for av in forms if av.base is None])
+        hit = [av for av in hit if constants or av.base is not None]
         if not hit:
             return None
         d, av = dem.idx, hit[0]
@@ -886,7 +892,7 @@ class Tiler:
         must write at its place (an input's own bytes do not serve); ``shape``: the slice shape
         the reader takes it as, in a buffer other than HBM (a value written as 4 x 1 is not
         one read as 1 x 4 in a [rows, 16] scratchpad, though its bytes are the same)."""
-        dem = self._resolve(dem)
+        dem = self._resolve(dem, buf)
         key = (buf, dem.key, self.staging > 0, part, root, shape)
         if key in self.s.memo:
             self._meet(self.s.span.get(key))
@@ -936,12 +942,12 @@ class Tiler:
         del self.s.active[key]
         return best
 
-    def _resolve(self, dem: View) -> View:
+    def _resolve(self, dem: View, buf: str) -> View:
         """A demand on a concatenate's bytes that all come from one operand (or are constants)
         is that operand's view: the same bytes, another base (concat^H read backwards). One
         that reads several operands stays as it is: it is split into pieces (:meth:`_produce_any`).
-        A demand on a value that has a form of constant bytes or of an input's layout is that
-        form's (:meth:`Forms.leaf_view`)."""
+        A demand on a value that has a form of an input's layout, or in HBM of constant bytes,
+        is that form's (:meth:`Forms.leaf_view`)."""
         base = dem.base
         while self._is_concat(base):
             on = dem.idx >= 0
@@ -961,7 +967,7 @@ class Tiler:
             base = touched
         if base is None or base.info is None or base.info.kind != "op":
             return dem
-        return self.forms.leaf_view(dem) or dem
+        return self.forms.leaf_view(dem, buf == HBM) or dem
 
     @staticmethod
     def _is_concat(t: Term | None) -> bool:

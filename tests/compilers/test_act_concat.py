@@ -31,6 +31,13 @@ _KERNELS = {
   k = s8[2] constant({63, -28})
   p0 = s8[2] parameter(0)
   ROOT c = s8[4] concatenate(k, p0), dimensions={0}"""),
+    # a piece constant only by algebra (q - q): in HBM it is read as constant bytes
+    # (Forms.leaf_view), the constant section at the output's place
+    "algebraic_zero_piece": ("gemmini", """
+  p = s8[4,16] parameter(0)
+  q = s8[4,16] parameter(1)
+  d = s8[4,16] subtract(q, q)
+  ROOT r = s8[8,16] concatenate(p, d), dimensions={0}"""),
     # along the last dimension: each operand a strided column block of the output
     "inputs_dim1": ("gemmini", """
   p0 = s8[3,2,2] parameter(0)

@@ -36,7 +36,7 @@ def test_every_rule_is_documented_and_valid() -> None:
 @pytest.mark.parametrize("name", [
     "add(x, 0) => x", "multiply(x, 0) => 0", "subtract(0, x) => negate(x)", "subtract(x, x) => 0",
     "add(add(x, y), z) => add(x, add(y, z))", "negate(subtract(x, y)) => subtract(y, x)",
-    "maximum(x, minimum(x, y)) => x", "compare(x, x, EQ) => true", "not(compare(a, b, LT)) => compare(a, b, GE)",
+    "maximum(x, minimum(x, y)) => x", "compare(x, x, EQ) => true", "add(x, negate(x)) => 0", "not(compare(a, b, LT)) => compare(a, b, GE)",
     "dot(x, I) => x",
 ])
 def test_float_false_rules_claim_no_float(name: str) -> None:
@@ -54,6 +54,8 @@ def test_daz_rules_claim_only_f16_among_floats(name: str) -> None:
     ("negate(negate(x)) => x", "f32", 1),
     ("xor(xor(x, y), y) => x", "pred", 1),
     ("maximum(x, minimum(y, z)) => minimum(maximum(x, y), maximum(x, z))", "s32", 1),
+    ("minimum(x, maximum(y, z)) => maximum(minimum(x, y), minimum(x, z))", "s8", 2),
+    ("add(x, negate(x)) => 0", "s8", 2),
     ("clamp(lo, x, hi) => minimum(maximum(lo, x), hi)", "f32", 1),
     ("compare(a, b, LT) => compare(b, a, GT)", "f32", 1),
     ("select(not(p), a, b) => select(p, b, a)", "bf16", 2),

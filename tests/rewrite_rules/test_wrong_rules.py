@@ -203,6 +203,12 @@ def _w_sub_self(c):
     return op("subtract", x, x), full(0, x.shape), []
 
 
+@wrong("add(x, negate(x)) => 0 for f32 (inf + -inf = NaN)", "f32")
+def _w_add_neg_self(c):
+    x = c.tensor("x")
+    return op("add", x, op("negate", x)), full(0, x.shape), []
+
+
 @wrong("remainder(x, 1) => 0 for f32 (NaN, inf, -0)", "f32")
 def _w_rem_one(c):
     x = c.tensor("x")
