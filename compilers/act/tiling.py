@@ -377,9 +377,11 @@ class Forms:
         return [av for a in self.of(base) if (av := self.view_of(a)).base is not None]
 
     def leaf_view(self, dem: View, constants: bool = True) -> View | None:
-        """``dem`` read through a form of its base that is a layout of a kernel input (a value
-        M2's proven rewrites showed equal to one: ``p1 - (p1 - p0)``) or, with ``constants``,
-        constant bytes, or None: the same bytes, with nothing to compute. The caller allows
+        """``dem`` read through a form of its base that is a kernel input or a layout of one (a
+        value M2's proven rewrites showed equal to one: ``p1 - (p1 - p0)``; a u8[2] input is
+        its own e-node in the class, a wider one a bitcast chain over its bytes) or, with
+        ``constants``, constant bytes (a literal, or an operator over literals), or None: the
+        same bytes, with nothing to compute (inputs are tried first). The caller allows
         constant bytes for a demand in HBM only (the constant section is there; a load brings
         them on chip from it): on chip, a constant class of an operator whose e-node an
         instruction computes (``convert_s32(c)`` of an int8 constant widened by Gemmini's
@@ -389,7 +391,11 @@ class Forms:
             return None
         hit = self._leafy.get(base)
         if hit is None:
-            forms = [self.view_of(a) for a in self.of(base)]
+            c = self.cls.get(base)
+            leaves = [] if c is None else [     # an input or a literal in the class itself
+                Term(info, ()) for en in self.snap.classes[c]
+                if (info := self.infos[en.info]).kind in ("input", "lit")]
+            forms = [self.view_of(a) for a in leaves + self.of(base)]
             hit = self._leafy[base] = (
                 [av for av in forms if av.base is not None and av.base.info is not None
                  and av.base.info.kind == "input"] + [av for av in forms if av.base is None])
@@ -1164,7 +1170,7 @@ class Tiler:
                 # whether it is an output depends on where it lies: not movable (a value no
                 # output is a view of is none wherever it lies)
                 self._meet(None)
-            if not part and dem.key not in self.root_keys:
+            if not part and not root and dem.key not in self.root_keys:
                 # an intermediate in HBM only to re-lay out kernel inputs (staging: a whole region,
                 # one level deep); computed values are not spilled and reloaded
                 base = dem.base

@@ -846,6 +846,29 @@ ENTRY main {
     assert chk.ok, chk.message
 
 
+def test_an_output_whose_class_holds_the_input_itself_is_copied() -> None:
+    """maximum(p0, clamp(199, c, p0)) with c <= 199 is p0 (absorption): the output's e-class holds
+    the input's own e-node (u8[2] needs no layout chain), which the tiling reads the output
+    through, and the copy is written at the output's place (a root, not a staging area). It
+    exited 3 before ("output 0 is the bytes of input 0 ... no instruction sequence writes them")."""
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo("""HloModule max_clamp
+ENTRY main {
+  c = u8[2] constant({99, 57})
+  lo = u8[] constant(199)
+  p0 = u8[2] parameter(0)
+  k = u8[2] clamp(lo, c, p0)
+  ROOT m = u8[2] maximum(p0, k)
+}
+""")
+    acc = load_target("amx")
+    res = compile_graph(g, acc, rules=_proven(acc))
+    assert [c.name for c in res.program.instructions] == ["tileloadd", "tilestored"]
+    chk = check_program(g, acc, res.program, 3)
+    assert chk.ok, chk.message
+
+
 @pytest.mark.parametrize("name,target", [("composite_add_mm_add", "gemmini"), ("qkv_attention", "qkv"),
                                          ("amx_k4", "amx")])
 def test_a_compile_leaves_no_cyclic_garbage(name: str, target: str) -> None:
