@@ -108,13 +108,6 @@ def _max_distrib(c):
     return _mx(x, _mn(y, z)), _mn(_mx(x, y), _mx(x, z)), []
 
 
-@rule("minimum(x, maximum(y, z)) => maximum(minimum(x, y), minimum(x, z))", family=F, dtypes=INTS)
-def _min_distrib(c):
-    """minimum distributes over maximum (integers; the dual of the law above)."""
-    x, y, z = c.tensor("x"), c.tensor("y"), c.tensor("z")
-    return _mn(x, _mx(y, z)), _mx(_mn(x, y), _mn(x, z)), []
-
-
 @rule("maximum(maximum(x, y), y) => maximum(x, y)", family=F, dtypes=INTS)
 def _max_repeat(c):
     """Taking the maximum with the same operand twice is once."""

@@ -40,15 +40,13 @@ import z3
 
 from rewrite_rules.dsl import Node, Op, Rule, TVar
 from rewrite_rules.instantiate import emit, evaluator
-from semantics.ir import Literal
 from semantics.ops import REGISTRY
 
 from ..isa import Accelerator
 from .egraph import EGraph, NodeInfo, Snapshot, class_literals
-from .fold import evaluate
 from .phase1 import literal_forms
 from .seminaive import Changes
-from .terms import Term, lit_info, lower
+from .terms import Term, lower
 
 __all__ = ["IrRules", "Inst"]
 
@@ -644,7 +642,7 @@ class IrRules:
                         continue
                     if not self.gate.ok(inst):
                         break
-                    h = self._build(eg, inst, b, rep, view, lits)
+                    h = self._build(eg, inst, b, rep, view)
                     if h is None or (h < len(snap.handle_class) and snap.handle_class[h] == c):
                         continue
                     eg.union(h, rep[c])
@@ -656,8 +654,7 @@ class IrRules:
         self.applied += n
         return n
 
-    def _build(self, eg: EGraph, inst: Inst, b: _Binding, rep: dict[int, int], view: _View,
-               lits: dict[int, Any]) -> int | None:
+    def _build(self, eg: EGraph, inst: Inst, b: _Binding, rep: dict[int, int], view: _View) -> int | None:
         names = sorted(inst.tensors)
         types = tuple(view.ctype(b.tv[nm]) for nm in names)
         key = (id(inst), tuple(sorted(b.sym.items())), types)
@@ -673,18 +670,13 @@ class IrRules:
         if hit[1] is None:
             return None
         leaf_handles = tuple(rep[b.tv[nm]] for nm in names)
-        consts = {i: lits[b.tv[nm]] for i, nm in enumerate(names) if b.tv[nm] in lits}
-        # the same right side over the same handles (with the same of them constant: a class
-        # that has a literal keeps it) was built in an earlier round: the same e-nodes (adds
-        # are hash-consed, literal forms and folds were inserted then), so the same handle
-        bkey = (key, leaf_handles, tuple(consts))
+        # the same right side over the same handles was built in an earlier round: the same
+        # e-nodes (adds are hash-consed, literal forms were inserted then), so the same handle
+        bkey = (key, leaf_handles)
         built = eg.built.get(bkey)
         if built is not None and built[0] is inst:
             return built[1]
-        values: dict[int, Any] = {}
-        if consts:
-            _values(hit[1], consts, values)
-        h = _insert_with(eg, hit[1], dict(enumerate(leaf_handles)), {}, values)
+        h = _insert_with(eg, hit[1], dict(enumerate(leaf_handles)), {})
         eg.built[bkey] = (inst, h)
         return h
 
@@ -909,18 +901,9 @@ class _Prefilter:
 _RHS: dict[tuple, tuple[Inst, Term | None]] = {}   # lowered right sides per (instantiation, binding)
 
 
-def _insert_with(eg: EGraph, t: Term, leaves: dict[int, int], memo: dict[int, tuple[Term, int]],
-                 values: dict[int, Any] | None = None) -> int:
+def _insert_with(eg: EGraph, t: Term, leaves: dict[int, int], memo: dict[int, tuple[Term, int]]) -> int:
     """Insert a lowered right side; parameter ``i`` is the e-graph handle ``leaves[i]``. The memo
-    keeps each term alive with its entry (literal forms are temporaries whose ids get reused).
-
-    ``values`` (from :func:`_values`): the value of each operator of the right side whose
-    operands are all constant, given the literals of the parameters bound to constant classes.
-    Such an e-node's class is united with its value's literal, as lowering folds a kernel's
-    constants (:mod:`.terms`), keeping the e-node itself (an instruction may compute the
-    constant that way: ``dot(convert_s32(c), I)`` widens c through Gemmini's array):
-    ``minimum(x, maximum(y, z))`` distributed at x = 16, z = 29 makes ``minimum(16, 29)``,
-    which then is in the class of 16, and ``maximum(minimum(16, y), 16) => 16`` can match."""
+    keeps each term alive with its entry (literal forms are temporaries whose ids get reused)."""
     k = id(t)
     hit = memo.get(k)
     if hit is not None and hit[0] is t:
@@ -928,42 +911,15 @@ def _insert_with(eg: EGraph, t: Term, leaves: dict[int, int], memo: dict[int, tu
     if t.info is None:
         h = leaves[t.index]
     else:
-        kids = tuple(_insert_with(eg, c, leaves, memo, values) for c in t.children)
+        kids = tuple(_insert_with(eg, c, leaves, memo) for c in t.children)
         fresh = eg.n_handles
         h = eg.add(t.info, kids)
         memo[k] = (t, h)
         if h >= fresh:      # an e-node added before got its literal forms then
             for f in literal_forms(t.info):
                 eg.union(h, _insert_with(eg, f, leaves, memo))
-        v = values.get(k) if values and t.children else None
-        if v is not None:
-            lit = Term(lit_info(v, t.info.type), ())
-            values[id(lit)] = None      # kept alive with the memo entry below
-            memo[id(lit)] = (lit, _insert_with(eg, lit, leaves, memo))
-            eg.union(h, memo[id(lit)][1])
     memo[k] = (t, h)
     return h
-
-
-def _values(t: Term, consts: dict[int, Literal], out: dict[int, Any]) -> Any:
-    """The value of ``t`` (a NumPy array) where it is constant given the literals ``consts`` of
-    its parameters, else None; ``out`` collects it per operator term (by id) below a constant
-    parameter (the others were folded when the right side was lowered)."""
-    k = id(t)
-    if k in out:
-        return out[k]
-    v = None
-    if t.info is None:
-        lit = consts.get(t.index)
-        v = None if lit is None else lit.to_array()
-    elif t.info.kind == "lit":
-        v = t.info.literal.to_array()  # type: ignore[union-attr]
-    elif t.children:
-        kids = [_values(c, consts, out) for c in t.children]
-        if t.info.kind == "op" and all(x is not None for x in kids):
-            v = evaluate(t.info, kids, [c.type.dtype for c in t.children])
-    out[k] = v
-    return v
 
 
 def _classes_by_op(eg: EGraph, snap: Snapshot) -> dict[str, list[int]]:

@@ -847,10 +847,11 @@ ENTRY main {
 
 
 def test_an_output_whose_class_holds_the_input_itself_is_copied() -> None:
-    """maximum(p0, clamp(199, c, p0)) with c <= 199 is p0 (absorption): the output's e-class holds
-    the input's own e-node (u8[2] needs no layout chain), which the tiling reads the output
-    through, and the copy is written at the output's place (a root, not a staging area). It
-    exited 3 before ("output 0 is the bytes of input 0 ... no instruction sequence writes them")."""
+    """maximum(p0, clamp(199, c, p0)) = maximum(p0, minimum(maximum(199, c), p0)) is p0 by
+    absorption: the output's e-class holds the input's own e-node (u8[2] needs no layout chain),
+    which the tiling reads the output through, and the copy is written at the output's place (a
+    root, not a staging area). It exited 3 before ("output 0 is the bytes of input 0 ... no
+    instruction sequence writes them")."""
     from semantics.hlo_parser import parse_hlo
 
     g = parse_hlo("""HloModule max_clamp

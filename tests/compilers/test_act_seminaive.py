@@ -65,7 +65,7 @@ def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[
                             continue
                         old_skipped += 1
                         n_before = eg.n_handles
-                        h = rules._build(eg, inst, b, rep, view, lits)
+                        h = rules._build(eg, inst, b, rep, view)
                         assert h is None or (h < n_before and snap.handle_class[h] == c), \
                             f"{inst.name}: a match through old e-nodes only (class {c}) is not yet in its class"
                     continue
@@ -74,7 +74,7 @@ def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[
                     if not m.finish(b) or not rules.gate.ok(inst):
                         continue
                     n_before = eg.n_handles
-                    h = rules._build(eg, inst, b, rep, view, lits)
+                    h = rules._build(eg, inst, b, rep, view)
                     matched += 1
                     assert h is None or (h < n_before and snap.handle_class[h] == c), \
                         f"{inst.name}: a skipped root (class {c}) has a match not yet in its class"
@@ -246,7 +246,7 @@ def test_a_ground_left_side_skipped_at_an_unchanged_class_has_its_union_already(
         for b in m.match(inst.lhs, c, _Binding()):
             if m.finish(b) and rules.gate.ok(inst):
                 matched += 1
-                assert snap.handle_class[rules._build(eg, inst, b, rep, view, lits)] == c
+                assert snap.handle_class[rules._build(eg, inst, b, rep, view)] == c
     assert matched >= 1
 
 
