@@ -382,10 +382,10 @@ class Forms:
         its own e-node in the class, a wider one a bitcast chain over its bytes) or, with
         ``constants``, constant bytes (a literal, or an operator over literals), or None: the
         same bytes, with nothing to compute (inputs are tried first). The caller allows
-        constant bytes for a demand in HBM only (the constant section is there; a load brings
-        them on chip from it): on chip, a constant class of an operator whose e-node an
-        instruction computes (``convert_s32(c)`` of an int8 constant widened by Gemmini's
-        array) is read through that operator, not as constant bytes of the wide type."""
+        constant bytes for a demand in HBM only, where the constant section is: on chip the
+        demand keeps its operator forms (``convert_s32(c)`` of an int8 constant, which
+        Gemmini's array widens) and still reaches the constant bytes through a load, whose
+        operand is an HBM demand; read as constant bytes there, it would have no other way."""
         base = dem.base
         if base is None or base.info is None or base.info.kind != "op" or self.snap is None:
             return None
