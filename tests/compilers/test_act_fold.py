@@ -68,7 +68,7 @@ def test_an_output_constant_by_algebra_compiles_to_its_constant() -> None:
                  "(with wraparound: negate(-128) = -128 and -128 + -128 = 0)"),
 ])
 def test_fuzz_kernels_constant_by_algebra(name: str, why: str) -> None:
-    """act-gemmini-fuzz kernels whose clamped, reduced output is 0 by algebra: every add under it
+    """act-gemmini-fuzz kernels whose reduced output is 0 by algebra: every add under it
     wraps, which Gemmini cannot compute, but none of it is needed. 0 instructions, checked."""
     g = parse_file(CORPUS / "act-gemmini-fuzz" / f"{name}.gen.hlo")
     acc = load_target("gemmini")
