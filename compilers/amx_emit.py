@@ -51,6 +51,7 @@ TEMPLATES: dict[str, str] = {
 #define ACCV_HBM_SIZE ${hbm_size}u
 #define I2PS(x) _mm512_castsi512_ps(x)
 #define PS2I(x) _mm512_castps_si512(x)
+#define ACCV_MASK(n) ((__mmask64)((n) >= 64 ? ~0ULL : ((1ULL << (n)) - 1)))
 
 ${tilecfg}${consts}
 int accv_${name}(uint8_t *hbm)
@@ -124,6 +125,19 @@ int main(void)
     "vcvttps2dq": "z${dst} = _mm512_cvttps_epi32(I2PS(z${src}));",
     "vpmovusdb": "z${dst} = _mm512_zextsi128_si512(_mm512_cvtusepi32_epi8(z${src}));",
     "vpmovusdb_store": "_mm512_mask_cvtusepi32_storeu_epi8(hbm + ${addr}, (__mmask16)0xFFFF, z${src});",
+    "vmovdqu8_load": "z${dst} = _mm512_maskz_loadu_epi8(ACCV_MASK(${n}), hbm + ${addr});",
+    "vmovdqu8_store": "_mm512_mask_storeu_epi8(hbm + ${addr}, ACCV_MASK(${n}), z${src});",
+    "vpaddd": "z${dst} = _mm512_add_epi32(z${a}, z${b});",
+    "vpsubd": "z${dst} = _mm512_sub_epi32(z${a}, z${b});",
+    "vpmulld": "z${dst} = _mm512_mullo_epi32(z${a}, z${b});",
+    "vpminsd": "z${dst} = _mm512_min_epi32(z${a}, z${b});",
+    "vpmaxsd": "z${dst} = _mm512_max_epi32(z${a}, z${b});",
+    "vpaddb": "z${dst} = _mm512_add_epi8(z${a}, z${b});",
+    "vpsubb": "z${dst} = _mm512_sub_epi8(z${a}, z${b});",
+    "vpminsb": "z${dst} = _mm512_min_epi8(z${a}, z${b});",
+    "vpmaxsb": "z${dst} = _mm512_max_epi8(z${a}, z${b});",
+    "vpminub": "z${dst} = _mm512_min_epu8(z${a}, z${b});",
+    "vpmaxub": "z${dst} = _mm512_max_epu8(z${a}, z${b});",
 }
 
 _HOLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -1208,7 +1208,7 @@ class Tiler:
             # top); each α is tested below.
             # _may_match is a function of the top and the base: decided once per base
             first = self._first[fkey] = [name for name in names if any(
-                self._may_match(t, bkind, b, moves=False) for t in self.tops[name] for b in bases)]
+                self._may_match(t, bkind, b, moves=False, out=buf) for t in self.tops[name] for b in bases)]
         for name in first:
             ins = self.acc.instructions[name]
             rs = self._consistent(ins, buf, n, dem, bound, lambda tops, name=name: self._top_mask(
@@ -1262,8 +1262,8 @@ class Tiler:
         one of ``bases`` (:meth:`_may_match`), once per (instruction, output, base): ``key``."""
         m = self._masks.get(key)
         if m is None:
-            m = self._masks[key] = np.array([any(self._may_match(t, bkind, b) for b in bases) for t in tops],
-                                            dtype=bool)
+            m = self._masks[key] = np.array([any(self._may_match(t, bkind, b, out=key[1]) for b in bases)
+                                             for t in tops], dtype=bool)
         return m
 
     def _consistent(self, ins: Any, buf: str, n: int, dem: View, bound: float = math.inf,
@@ -1463,13 +1463,16 @@ class Tiler:
         return None
 
     def _may_match(self, top: tuple, bkind: str, base: Term | None, seen: frozenset[str] = frozenset(),
-                   moves: bool = True) -> bool:
+                   moves: bool = True, out: str | None = None) -> bool:
         """A cheap necessary condition for g_θ(α) (top operator ``top``) to compute a view of
         ``base``: the operators meet (or one of the two identities applies), or g_θ moves a
         parameter whose buffer can hold the base. HBM holds only inputs and constants; another
         buffer holds a computed value only where an instruction that writes it may compute or
         move it there (:meth:`_holds`, read where ``moves``: a tile store of an f32 product is
-        not tried on a target whose tiles compute only integer products)."""
+        not tried on a target whose tiles compute only integer products). ``out``: the buffer
+        the instruction writes, where the demand is: an integer add of zero whose other operand
+        is a parameter in that same buffer is a copy of the demanded bytes from where they are
+        demanded, which needs them there first and never costs less (in the search, a cycle)."""
         if top[0] == "const":
             return bkind == "const"
         if top[0] == "param":
@@ -1479,14 +1482,15 @@ class Tiler:
         if bkind != "op":
             return False
         assert base is not None and base.info is not None
-        dt = top[2]
-        if dt != base.type.dtype:
-            return False
-        if _meets(top, base, self.m.identity) and self._operands_may_match(top, base, seen, moves):
+        if top[2] == base.type.dtype and _meets(top, base, self.m.identity) \
+                and self._operands_may_match(top, base, seen, moves):
             return True
         # add(0, x) => x: one operand is matched against the base itself, the other against
-        # zeros (which only a constant, a parameter or an elementwise operator's fixed point meets)
-        return _through_zero(top, lambda x: self._may_match(x, bkind, base, seen, moves))
+        # zeros (which only a constant, a parameter or an elementwise operator's fixed point
+        # meets). An integer add's bytes are x's whatever the base's type: VPADDD of a zero
+        # register copies an f32 register's bytes
+        return _through_zero(top, lambda x: not (x[0] == "param" and x[1] == out)
+                             and self._may_match(x, bkind, base, seen, moves))
 
     def _operands_may_match(self, top: tuple, base: Term, seen: frozenset[str], moves: bool) -> bool:
         """For an elementwise operator met by the same one (:meth:`Matcher._op`'s elementwise

@@ -23,6 +23,7 @@ Restrictions of the model (a program outside them is rejected by a constraint, n
     a strided access is one HBM data slice d0[addr : +(rows-1)*stride + colsb] whose semantics
     picks the rows. Overlapping strides (stride < colsb, stride 0 broadcasts) are not modelled.
     tilestored keeps the HBM bytes between rows (they are an input of its semantics).
+  * tileloadd / tilestored colsb is a multiple of 4 (the hardware raises #UD otherwise).
   * start_row is 0 (no restarted, interrupted tile loads); base + stride*r is read with a
     non-negative stride only.
   * tdpbusd / tdpbf16ps need three distinct tiles (the SDM raises #UD otherwise).
@@ -49,7 +50,10 @@ TILES, TILE_ROWS, TILE_BYTES = 8, 16, 64
 ZMMS = 32
 
 ROWS = tuple(range(1, TILE_ROWS + 1))
-COLSB = tuple(range(1, TILE_BYTES + 1))
+# TILELOADD / TILESTORED fault (#UD) on a colsb that is not a multiple of 4: seen on a Sapphire
+# Rapids host (colsb 1-3, 5-7, 9-11, 63 raise SIGILL; LDTILECFG and TILEZERO accept any colsb), so
+# the model's domain holds the multiples of 4 only and a program outside it is rejected
+COLSB = tuple(range(4, TILE_BYTES + 1, 4))
 STRIDE = tuple(range(1, 4097))
 DWORDS = tuple(range(1, 17))          # k (A.colsb / 4 = B.rows) and n (C.colsb / 4)
 
@@ -105,6 +109,31 @@ def _cvt_ps2dq(name: str, rne: bool) -> str:
             "  s = s32[16] select(ok, i, indb)\n"
             "  o = u8[16,4] bitcast-convert(s)\n"
             "  ROOT y = u8[1,64] reshape(o)\n}")
+
+
+# integer lanes of a zmm operand: ``dt`` lanes of ``nb`` bytes (s32: 16 x 4, s8 / u8: 64 x 1)
+_LANES = {"s32": (16, 4), "s8": (64, 1), "u8": (64, 1)}
+
+
+def _int_lanes(name: str, i: int, dt: str) -> str:
+    lanes, nb = _LANES[dt]
+    if nb == 1:
+        view = f"  {name}_r = u8[64] reshape({name}_b)\n"
+        return (f"  {name}_b = u8[1,64] parameter({i})\n" + view
+                + (f"  {name} = {dt}[64] bitcast-convert({name}_r)\n" if dt != "u8" else f"  {name} = u8[64] copy({name}_r)\n"))
+    return (f"  {name}_b = u8[1,64] parameter({i})\n"
+            f"  {name}_r = u8[{lanes},{nb}] reshape({name}_b)\n"
+            f"  {name} = {dt}[{lanes}] bitcast-convert({name}_r)\n")
+
+
+def _binary_int(op: str, dt: str) -> str:
+    """A lane-wise HLO ``op`` on ``dt`` lanes (integer add / subtract / multiply wrap, as x86's
+    VPADD / VPSUB / VPMULL keep the low bits; minimum / maximum signed or unsigned by ``dt``)."""
+    lanes, nb = _LANES[dt]
+    out = (f"  o = u8[{lanes},{nb}] bitcast-convert(s)\n" if nb > 1 else
+           ("  o = u8[64] bitcast-convert(s)\n" if dt != "u8" else "  o = u8[64] copy(s)\n"))
+    return ("ENTRY e {\n" + _int_lanes("a", 0, dt) + _int_lanes("b", 1, dt)
+            + f"  s = {dt}[{lanes}] {op}(a, b)\n" + out + "  ROOT y = u8[1,64] reshape(o)\n}")
 
 
 def build() -> Accelerator:
@@ -420,4 +449,43 @@ ENTRY vpmovusdb_store {
   m = u32[16] minimum(u, cb)
   ROOT y = u8[16] convert(m)
 }""")
+
+    # (20) vmovdqu8 zmm(dst){k}{z}, [addr] with k = the low n bits: n bytes loaded, the rest zero
+    #      (AVX512BW; masked-off bytes are not read, so the load never reaches past HBM[addr + n])
+    amx.add_instruction(
+        "vmovdqu8_load", alpha={"n": tuple(range(1, 65))}, beta=["dst", "addr"], inputs=[("d0", ["addr"], ["n"])],
+        output=zmm("dst"), cycles=2, hbm_bytes="n",
+        doc="VMOVDQU8 zmm{k}{z}, m512 (k = low n bits): zmm[dst] = HBM[addr : +n], bytes n..63 zero",
+        semantics="""
+ENTRY vmovdqu8_load {
+  x = u8[`n`] parameter(0)
+  z = u8[] constant(0)
+  p = u8[64] pad(x, z), padding=0_`64 - n`
+  ROOT y = u8[1,64] reshape(p)
+}""")
+
+    # (21) vmovdqu8 [addr]{k}, zmm(src) with k = the low n bits: n bytes stored, the rest of HBM kept
+    amx.add_instruction(
+        "vmovdqu8_store", alpha={"n": tuple(range(1, 65))}, beta=["src", "addr"], inputs=[zmm("src")],
+        output=("d0", ["addr"], ["n"]), cycles=2, hbm_bytes="n",
+        doc="VMOVDQU8 m512{k}, zmm (k = low n bits): HBM[addr : +n] = zmm[src] bytes 0..n-1",
+        semantics="""
+ENTRY vmovdqu8_store {
+  x = u8[1,64] parameter(0)
+  r = u8[64] reshape(x)
+  ROOT y = u8[`n`] slice(r), slice={[0:`n`]}
+}""")
+
+    # (22-32) integer lanes: VPADDD / VPSUBD / VPMULLD / VPMINSD / VPMAXSD (s32 x 16, AVX512F),
+    #         VPADDB / VPSUBB / VPMINSB / VPMAXSB (s8 x 64) and VPMINUB / VPMAXUB (u8 x 64, AVX512BW)
+    for name, op, dt, what in (
+            ("vpaddd", "add", "s32", "+ (wrapping)"), ("vpsubd", "subtract", "s32", "- (wrapping)"),
+            ("vpmulld", "multiply", "s32", "* (low 32 bits)"), ("vpminsd", "minimum", "s32", "min (signed)"),
+            ("vpmaxsd", "maximum", "s32", "max (signed)"),
+            ("vpaddb", "add", "s8", "+ (wrapping)"), ("vpsubb", "subtract", "s8", "- (wrapping)"),
+            ("vpminsb", "minimum", "s8", "min (signed)"), ("vpmaxsb", "maximum", "s8", "max (signed)"),
+            ("vpminub", "minimum", "u8", "min (unsigned)"), ("vpmaxub", "maximum", "u8", "max (unsigned)")):
+        amx.add_instruction(
+            name, alpha={}, beta=["dst", "a", "b"], inputs=[zmm("a"), zmm("b")], output=zmm("dst"),
+            doc=f"{name.upper()}: zmm[dst] = zmm[a] {what} zmm[b] per {dt} lane", semantics=_binary_int(op, dt))
     return amx

@@ -383,27 +383,42 @@ def test_branch_and_bound_keeps_the_program(name: str, amx_rules, monkeypatch) -
     assert bounded < all_tried
 
 
+_MUL_ADD = """HloModule mul_add
+ENTRY main {
+  p0 = T[5,2,3] parameter(0)
+  p1 = T[5,2,3] parameter(1)
+  a = T[5,2,3] add(p1, p0)
+  b = T[5,2,3] add(p1, a)
+  ROOT m = T[5,2,3] multiply(b, a)
+}
+"""
+
+
 def test_a_value_no_instruction_computes_ends_the_search_at_once(amx_rules, monkeypatch) -> None:  # noqa: ANN001
-    """AMX has no s32 multiply. The tiling used to look for one for minutes (a random graph: the
-    proven rules give the product add forms, which TDPBUSD's accumulate may meet, and a tile
-    parameter may hold anything) until its work bound. Now a value none of whose forms is an
-    operator of some instruction's semantics (nor its operands such values) is not searched
-    for: exit 3 naming it, well within a bound of 300 tries."""
+    """AMX has no byte multiply. The tiling used to look for one for minutes (a random graph on
+    s32, before VPMULLD was described: the proven rules give the product add forms, which
+    TDPBUSD's accumulate may meet, and a tile parameter may hold anything) until its work bound.
+    Now a value none of whose forms is an operator of some instruction's semantics (nor its
+    operands such values) is not searched for: exit 3 naming it, well within a bound of 300 tries."""
     from compilers.act import Unsupported, tiling
 
     acc, rules = amx_rules
-    g = parse_hlo("""HloModule mul_add
-ENTRY main {
-  p0 = s32[5,2,3] parameter(0)
-  p1 = s32[5,2,3] parameter(1)
-  a = s32[5,2,3] add(p1, p0)
-  b = s32[5,2,3] add(p1, a)
-  ROOT m = s32[5,2,3] multiply(b, a)
-}
-""", "mul_add")
+    g = parse_hlo(_MUL_ADD.replace("T[", "u8["), "mul_add")
     monkeypatch.setattr(tiling.Tiler, "MAX_TRIES", 300)
-    with pytest.raises(Unsupported, match=r"no instruction computes multiply on s32\[5, 2, 3\], which output 0 needs"):
+    with pytest.raises(Unsupported, match=r"no instruction computes multiply on u8\[5, 2, 3\], which output 0 needs"):
         compile_graph(g, acc, rules=rules)
+
+
+def test_s32_lanes_with_a_masked_tail(amx_rules) -> None:  # noqa: ANN001
+    """The same graph on s32: VPADDD and VPMULLD on whole or partial vectors, the 30 lanes'
+    last bytes loaded and stored with VMOVDQU8's byte mask (a 64-byte store would write past the
+    output); checked bit for bit, edge values included."""
+    acc, rules = amx_rules
+    g = parse_hlo(_MUL_ADD.replace("T[", "s32["), "mul_add")
+    prog = compile_graph(g, acc, rules=rules).program
+    names = {c.name for c in prog.instructions}
+    assert {"vpaddd", "vpmulld", "vmovdqu8_store"} <= names
+    assert check_program(g, acc, prog, 4).ok
 
 
 @pytest.mark.parametrize("target", ["amx", "gemmini", "qkv"])
@@ -576,7 +591,7 @@ def test_a_computed_row_takes_the_first_rows_search_moved(kind: str, rows_moved:
 
     acc, rules = amx_rules
     g = parse_hlo(_k5_variant(kind), kind)
-    out_rows = 0
+    out_rows = checking = 0
 
     def no_computed_moves(base):  # noqa: ANN001, ANN202
         class Unmoved(base):
@@ -591,9 +606,20 @@ def test_a_computed_row_takes_the_first_rows_search_moved(kind: str, rows_moved:
             def _moved_from(self, b, d, opt, rec):  # noqa: ANN001, ANN202
                 nonlocal out_rows
                 hit = super()._moved_from(b, d, opt, rec)
-                if hit is not None and b.info.name == "convert" and b.type.dtype.name == "u8":
+                if hit is not None and b.info.name == "convert" and b.type.dtype.name == "u8" and not checking:
                     out_rows += 1
                 return hit
+
+            def _check_moved(self, *args, **kw):  # noqa: ANN002, ANN003, ANN202
+                # the real search a check runs may itself take sub-results moved (a row's u8
+                # value in a zmm register, which VMOVDQU8 stores): counted as the check's, not
+                # as the search's
+                nonlocal checking
+                checking += 1
+                try:
+                    return super()._check_moved(*args, **kw)
+                finally:
+                    checking -= 1
         return Checked
 
     tiler = tiling.Tiler
@@ -802,6 +828,44 @@ def _rejections(g, acc, rules, monkeypatch) -> dict[str, int]:  # noqa: ANN001
     return rejected
 
 
+def test_an_integer_add_of_zero_is_no_copy_within_its_buffer(amx_rules, monkeypatch) -> None:  # noqa: ANN001
+    """VPADDD / VPADDB of a zero register is a copy of any register's bytes (``add(0, x) => x``
+    on integers), K3's f32 values included. Where the demand is in zmm, that copy reads the
+    demanded bytes from zmm itself: Tiler._may_match(out="zmm") rules it out (the search would
+    meet it as a cycle, after generating and matching it: amx_k5's M3 22 -> 32 ms). Without
+    ``out`` the same top may match, and every binding the unbounded _try finds for it reads
+    the demand's own bytes from zmm."""
+    from compilers.act import tiling
+
+    acc, rules = amx_rules
+    seen = []
+    real = tiling.Tiler._produce_any
+
+    def spy(self, dem, buf, cands, part=False, shape=None):  # noqa: ANN001, ANN202
+        seen.append((self, dem, buf))
+        return real(self, dem, buf, cands, part, shape)
+
+    monkeypatch.setattr(tiling.Tiler, "_produce_any", spy)
+    compile_graph(parse_file(PAPER / "amx_k3.hlo"), acc, rules=rules)
+    checked = copies = 0
+    for tl, dem, buf in seen:
+        base = dem.base
+        if buf != "zmm" or base is None or base.info is None or base.info.kind != "op" \
+                or base.type.dtype.name != "f32":
+            continue
+        for name in ("vpaddd", "vpaddb"):
+            r = tl._rule(acc.instructions[name], {})
+            top = tiling._top(r)
+            assert not tl._may_match(top, "op", base, out="zmm")
+            assert tl._may_match(top, "op", base)
+            checked += 1
+            opt = tl._try(r, dem)
+            if opt is not None:
+                copies += 1
+                assert any(v.key == dem.key and b == "zmm" for v, b, _ in opt.operands), (name, opt)
+    assert checked > 0 and copies > 0
+
+
 @pytest.mark.parametrize("name", ["amx_k1", "amx_k3", "amx_k5"])
 def test_alphas_the_top_test_rules_out_have_no_binding(name: str, amx_rules, monkeypatch) -> None:  # noqa: ANN001
     """Tiler._may_match reads, beyond the operators, what Matcher._op requires of a kernel dot
@@ -867,13 +931,13 @@ def test_a_partial_contraction_is_not_tried_on_a_whole_one(amx_rules, monkeypatc
 
     def operators_only(cls):  # noqa: ANN001, ANN202
         class Plain(cls):
-            def _may_match(self, top, bkind, base, seen=frozenset(), moves=True):  # noqa: ANN001, ANN202
+            def _may_match(self, top, bkind, base, seen=frozenset(), moves=True, out=None):  # noqa: ANN001, ANN202
                 if top[0] != "op" or bkind != "op" or base is None:
-                    return super()._may_match(top, bkind, base, seen, moves)
+                    return super()._may_match(top, bkind, base, seen, moves, out)
                 if top[2] != base.type.dtype:
                     return False
                 return top[1] in tiling._meeting(base.info.name) or any(
-                    self._may_match(t, bkind, base, seen, moves) for t in top[3])
+                    self._may_match(t, bkind, base, seen, moves, out) for t in top[3])
         return Plain
 
     tdp, (prog, tries), (plain_prog, plain_tries), plain_tdp = _instruction_tries(

@@ -39,7 +39,8 @@ CASES = [
     ("qkv", _QKV, "bf16,f32", list(range(200)), 20),
     ("qkv", _QKV_2, "bf16,f32,s32", [1245], 0),
     ("qkv", _QKV_3, "bf16,f32", [2000, 2003, 2005], 0),
-    ("amx", _AMX, "u8,s8,s32,f32", list(range(120, 160)), 19),
+    # 19 before the integer lane instructions and VMOVDQU8's masked loads / stores
+    ("amx", _AMX, "u8,s8,s32,f32", list(range(120, 160)), 25),
     ("amx", _AMX_2, "u8,s8,s32,f32,bf16", [1081, 1161], 0),
 ]
 

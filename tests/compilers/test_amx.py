@@ -57,7 +57,9 @@ def run1(acc, name: str, state: dict[str, np.ndarray] | None = None, **attrs: in
 
 EXPECTED = ["tilezero", "tileloadd", "tilestored", "tdpbusd", "tdpbf16ps", "vmovups_load", "vmovups_store",
             "vpxord", "vpandd", "vbroadcastss", "vfmadd231ps", "vaddps", "vaddps_mem", "vmulps", "vmaxps",
-            "vminps", "vcvtdq2ps", "vcvtps2dq", "vcvttps2dq", "vpmovusdb", "vpmovusdb_store"]
+            "vminps", "vcvtdq2ps", "vcvtps2dq", "vcvttps2dq", "vpmovusdb", "vpmovusdb_store",
+            "vmovdqu8_load", "vmovdqu8_store", "vpaddd", "vpsubd", "vpmulld", "vpminsd", "vpmaxsd",
+            "vpaddb", "vpsubb", "vpminsb", "vpmaxsb", "vpminub", "vpmaxub"]
 
 
 def test_description_validates(acc) -> None:
@@ -261,7 +263,7 @@ def model_tileloadd(hbm: np.ndarray, addr: int, rows: int, colsb: int, stride: i
 @pytest.mark.parametrize("seed", range(6))
 def test_tileloadd_tilestored_tilezero(acc, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    rows, colsb = int(rng.integers(1, 17)), int(rng.integers(1, 65))
+    rows, colsb = int(rng.integers(1, 17)), 4 * int(rng.integers(1, 17))
     stride = colsb + int(rng.integers(0, 80)) if seed else 64
     hbm = rng.integers(0, 256, acc.hbm_size, dtype=np.uint8)
     tiles = rng.integers(0, 256, (8, 16, 64), dtype=np.uint8)
@@ -514,6 +516,66 @@ def test_moves_broadcast_xor(acc) -> None:
     assert np.array_equal(m.state["zmm"][9], z[3] & z[8]) and np.array_equal(m.state["zmm"][10:], z[10:])
 
 
+
+# integer lanes, from the SDM: VPADD / VPSUB / VPMULL keep the low bits of the exact result;
+# VPMINS / VPMAXS compare signed lanes, VPMINU / VPMAXU unsigned ones
+_INT_OPS = {
+    "vpaddd": (4, True, lambda a, b: a + b), "vpsubd": (4, True, lambda a, b: a - b),
+    "vpmulld": (4, True, lambda a, b: a * b), "vpminsd": (4, True, min), "vpmaxsd": (4, True, max),
+    "vpaddb": (1, True, lambda a, b: a + b), "vpsubb": (1, True, lambda a, b: a - b),
+    "vpminsb": (1, True, min), "vpmaxsb": (1, True, max), "vpminub": (1, False, min), "vpmaxub": (1, False, max),
+}
+
+
+def model_int_lanes(name: str, a: bytes, b: bytes) -> bytes:
+    width, signed, f = _INT_OPS[name]
+    out = b""
+    for i in range(0, 64, width):
+        x = int.from_bytes(a[i:i + width], "little", signed=signed)
+        y = int.from_bytes(b[i:i + width], "little", signed=signed)
+        out += (f(x, y) % (1 << 8 * width)).to_bytes(width, "little")
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_INT_OPS))
+@pytest.mark.parametrize("seed", range(3))
+def test_integer_lanes(acc, name: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, 256, (32, 64), dtype=np.uint8)
+    if seed == 1:       # edge lanes: 0, 1, -1, MIN, MAX of bytes and of dwords
+        edges = np.array([0, 1, 255, 128, 127], np.uint8)
+        z[3], z[8] = edges[rng.integers(0, 5, 64)], edges[rng.integers(0, 5, 64)]
+        dw = np.array([0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF], np.uint32)
+        z[5, :], z[6, :] = dw[rng.integers(0, 5, 16)].view(np.uint8), dw[rng.integers(0, 5, 16)].view(np.uint8)
+    for a, b in ((3, 8), (5, 6), (3, 3)):
+        m = run1(acc, name, {"zmm": z}, dst=9, a=a, b=b)
+        assert m.state["zmm"][9].tobytes() == model_int_lanes(name, z[a].tobytes(), z[b].tobytes()), (name, a, b)
+        assert np.array_equal(m.state["zmm"][:9], z[:9]) and np.array_equal(m.state["zmm"][10:], z[10:])
+
+
+@pytest.mark.parametrize("n", [1, 3, 17, 63, 64])
+def test_masked_byte_moves(acc, n: int) -> None:
+    """VMOVDQU8 with the mask of the low n bytes: the load reads n bytes and zeroes the rest of
+    the register; the store writes n bytes and keeps the HBM bytes after them."""
+    rng = np.random.default_rng(n)
+    hbm = rng.integers(0, 256, acc.hbm_size, dtype=np.uint8)
+    z = rng.integers(0, 256, (32, 64), dtype=np.uint8)
+    m = run1(acc, "vmovdqu8_load", {"d0": hbm, "zmm": z}, dst=7, addr=1001, n=n)
+    want = np.zeros(64, np.uint8)
+    want[:n] = hbm[1001:1001 + n]
+    assert np.array_equal(m.state["zmm"][7], want) and np.array_equal(m.state["zmm"][8:], z[8:])
+    m = run1(acc, "vmovdqu8_store", {"d0": hbm, "zmm": z}, src=4, addr=77, n=n)
+    want_h = hbm.copy()
+    want_h[77:77 + n] = z[4, :n]
+    assert np.array_equal(m.state["d0"], want_h)
+    # the last n bytes of HBM load and store without reaching past it
+    end = acc.hbm_size - n
+    m = run1(acc, "vmovdqu8_load", {"d0": hbm, "zmm": z}, dst=7, addr=end, n=n)
+    assert np.array_equal(m.state["zmm"][7][:n], hbm[end:])
+    with pytest.raises(SimError, match="outside its domain"):
+        run1(acc, "vmovdqu8_store", {"d0": hbm, "zmm": z}, src=4, addr=0, n=65)
+
+
 # ---------------------------------------------------------------------------------------------
 # K1
 # ---------------------------------------------------------------------------------------------
@@ -559,6 +621,9 @@ def test_k1_instruction_mix() -> None:
     ("tilezero(t=8)", "tiles dimension 0: \\[8, 9\\) is outside \\[0, 8\\)"),
     ("tileloadd(rows=16, colsb=64, stride=64, t=0, addr=1048000)", "d0 dimension 0"),
     ("tileloadd(rows=16, colsb=64, stride=32, t=0, addr=0)", "constraint"),
+    # TILELOADD / TILESTORED raise #UD on a colsb that is not a multiple of 4 (seen on hardware)
+    ("tileloadd(rows=4, colsb=2, stride=8, t=0, addr=0)", "outside its domain"),
+    ("tilestored(rows=10, colsb=1, stride=1, t=0, addr=0)", "outside its domain"),
     ("tdpbusd(m=16, k=16, n=16, c=3, a=3, b=4)", "constraint"),
     ("vmovups_load(dst=32, addr=0)", "zmm dimension 0"),
     ("vmovups_store(src=0, addr=-4)", "d0 dimension 0"),
@@ -608,7 +673,7 @@ def test_emitted_avx512_program_compiles(tmp_path: Path) -> None:
     lines = [".target amx", ".input 0 @0 f32[64]", ".output 0 @4096 u8[64]", ".const @8192 0000803f"]
     for name, d in load_target("amx").instructions.items():
         if name.startswith("v"):
-            attrs = {"dst": 1, "src": 2, "a": 3, "b": 4, "addr": 64}
+            attrs = {"dst": 1, "src": 2, "a": 3, "b": 4, "addr": 64, "n": 17}
             lines.append(f"{name}(" + ", ".join(f"{k}={attrs[k]}" for k in d.attrs) + ")")
     src = emit_c(parse_asm("\n".join(lines) + "\n"), name="avx")
     assert "_tile" not in src.split("int accv_avx")[1]   # no AMX prologue without tile instructions
