@@ -788,11 +788,9 @@ def test_one_value_per_line_is_its_definition(m: int, n: int, data) -> None:  # 
             assert got.tolist() == want
 
 
-def _rejections(g, acc, rules, monkeypatch) -> dict[str, int]:  # noqa: ANN001
-    """Compile ``g``; then on the demands with an operator base the tiling search met, every α
-    (up to 8 per instruction and demanded operator) that the top tests reject -- the
-    instruction's (its first α's top, moves let through) or the α's own -- must compute
-    nothing for the demand (Tiler._try, unbounded). Returns the count checked per instruction."""
+def _searched_demands(g, acc, rules, monkeypatch) -> list:  # noqa: ANN001
+    """Compile ``g`` (an exit 3 is fine) and return every (tiler, demand, buffer) the tiling
+    search met (Tiler._produce_any's calls)."""
     from compilers.act import tiling
 
     seen = []
@@ -807,6 +805,18 @@ def _rejections(g, acc, rules, monkeypatch) -> dict[str, int]:  # noqa: ANN001
         compile_graph(g, acc, rules=rules)
     except Unsupported:
         pass
+    monkeypatch.setattr(tiling.Tiler, "_produce_any", real)
+    return seen
+
+
+def _rejections(g, acc, rules, monkeypatch) -> dict[str, int]:  # noqa: ANN001
+    """Compile ``g``; then on the demands with an operator base the tiling search met, every α
+    (up to 8 per instruction and demanded operator) that the top tests reject -- the
+    instruction's (its first α's top, moves let through) or the α's own -- must compute
+    nothing for the demand (Tiler._try, unbounded). Returns the count checked per instruction."""
+    from compilers.act import tiling
+
+    seen = _searched_demands(g, acc, rules, monkeypatch)
     rejected: dict[str, int] = {}
     per: dict[tuple[str, str], int] = {}
     for tl, dem, buf in seen:
@@ -838,15 +848,7 @@ def test_an_integer_add_of_zero_is_no_copy_within_its_buffer(amx_rules, monkeypa
     from compilers.act import tiling
 
     acc, rules = amx_rules
-    seen = []
-    real = tiling.Tiler._produce_any
-
-    def spy(self, dem, buf, cands, part=False, shape=None):  # noqa: ANN001, ANN202
-        seen.append((self, dem, buf))
-        return real(self, dem, buf, cands, part, shape)
-
-    monkeypatch.setattr(tiling.Tiler, "_produce_any", spy)
-    compile_graph(parse_file(PAPER / "amx_k3.hlo"), acc, rules=rules)
+    seen = _searched_demands(parse_file(PAPER / "amx_k3.hlo"), acc, rules, monkeypatch)
     checked = copies = 0
     for tl, dem, buf in seen:
         base = dem.base
