@@ -138,3 +138,17 @@ def simulate(acc: Accelerator, program: Program, inputs: Sequence[np.ndarray]) -
         raw = m.read_hbm(pl.addr, byte_size(pl.type), f"output {pl.index}")
         outs.append(unbflat(raw, pl.type))
     return SimResult(outs, m.cycles, m.hbm_bytes, len(program.instructions))
+
+
+def simulate_image(acc: Accelerator, program: Program, hbm: np.ndarray) -> np.ndarray:
+    """Run ``program`` from a whole HBM image (:func:`compilers.program.hbm_image`: inputs and
+    constant section already placed) and return the final HBM bytes: what a native run of the
+    emitted code is compared with, byte for byte."""
+    if program.target != acc.name:
+        raise SimError(f"program is for target '{program.target}', not '{acc.name}'")
+    m = Machine(acc)
+    m.state["d0"][:] = hbm
+    for i, ins in enumerate(program.instructions):
+        m.step(ins, i)
+    return m.state["d0"].copy()
+

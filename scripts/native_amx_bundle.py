@@ -42,7 +42,7 @@ from compilers.act import Unsupported, compile_graph  # noqa: E402
 from compilers.act.rewrite import IrRules, ProofGate  # noqa: E402
 from compilers.amx_emit import emit_c  # noqa: E402
 from compilers.program import Program, hbm_image, read_outputs  # noqa: E402
-from compilers.simulator import Machine  # noqa: E402
+from compilers.simulator import simulate_image  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.compare import compare  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402
@@ -97,16 +97,6 @@ sys.exit(1 if bad else 0)
 '''
 
 
-def _simulate(prog: Program, img: np.ndarray) -> np.ndarray:
-    m = Machine(load_target("amx"))
-    m.state["d0"][:] = img
-    for addr, data in prog.constants:
-        m.write_hbm(addr, data, "const")
-    for i, ins in enumerate(prog.instructions):
-        m.step(ins, i)
-    return m.state["d0"].copy()
-
-
 def _add(out: Path, runs: dict, name: str, g, prog: Program, expect: bool) -> None:  # noqa: ANN001
     """One program's C and two runs (random inputs, then edge values) of it into the bundle."""
     acc = load_target("amx")
@@ -114,7 +104,7 @@ def _add(out: Path, runs: dict, name: str, g, prog: Program, expect: bool) -> No
     for seed in (0, 1):
         xs = random_inputs(g, seed, edges=bool(seed % 2))
         img = hbm_image(prog, xs, acc.hbm_size)
-        sim = _simulate(prog, img)
+        sim = simulate_image(acc, prog, img)
         ref = evaluate(g, xs)[0]
         (place,) = prog.outputs
         sim_ok = compare([ref], read_outputs(prog, sim)).ok
