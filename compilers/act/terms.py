@@ -31,7 +31,13 @@ from ..gen_cache import cached
 from ..isa import InstrDef
 from .egraph import NodeInfo
 
-__all__ = ["Term", "lower", "lower_semantics", "eval_op", "lit_info", "region_key", "region_of", "canon_attrs", "is_noop"]
+__all__ = ["Term", "lower", "lower_semantics", "eval_op", "lit_info", "region_key", "region_of", "canon_attrs", "is_noop",
+           "ELEMENTWISE"]
+
+#: operators that map elements to elements at the same index (the operator table's elementwise
+#: category, and convert): the one definition Act's matchers, rewrite lifting and tiling read
+ELEMENTWISE: frozenset[str] = frozenset(
+    {n for n, d in REGISTRY.items() if d.category == "elementwise"} | {"convert"})
 
 
 @dataclass(frozen=True)
