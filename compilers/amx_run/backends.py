@@ -1,0 +1,149 @@
+"""The ``emulated`` and ``native`` backends of target amx: a program's emitted C
+(compilers/amx_emit.py) built with gcc (compilers/amx_run/build.py) and run on the program's HBM
+image, outputs read back from the final image.
+
+- :class:`EmulatedBackend`: the C built against compilers/amx_run/emulation.h; available wherever
+  gcc runs.
+- :class:`NativeBackend`: the C built with ``-march=sapphirerapids`` and run on the host's AMX
+  unit; available where /proc/cpuinfo shows amx_tile, amx_int8, amx_bf16, avx512f and avx512bw
+  and gcc knows Sapphire Rapids.
+
+Both implement ``run(program, inputs) -> RunResult`` (cycles ``None``: nothing is measured) and
+``run_image(program, image) -> final HBM image``; ``for_target(acc)`` raises
+:class:`~compilers.backend.BackendUnavailable` with the reason. A program that crashes raises
+:class:`~compilers.amx_run.build.RunFailure` (the signal named). :func:`image_mismatch` compares
+a backend's final image with the simulator's the way every AMX check does.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from ..backend import BackendUnavailable, RunResult
+from ..isa import Accelerator
+from ..program import Program, hbm_image, read_outputs
+from .build import BuildError, build, gcc_version, run_image
+
+__all__ = ["EmulatedBackend", "NativeBackend", "emulated_available", "native_available", "image_mismatch"]
+
+
+def emulated_available() -> tuple[bool, str]:
+    """(True, "") where gcc runs, else (False, the reason)."""
+    try:
+        gcc_version()
+    except BuildError as e:
+        return False, f"the emulated backend needs gcc: {e.reason}"
+    return True, ""
+
+
+@functools.cache
+def native_available(cpuinfo: str = "/proc/cpuinfo") -> tuple[bool, str]:
+    """(True, "") where this host runs AMX and AVX-512 code and gcc compiles it, else the reason."""
+    from ..amx_emit import native_amx_available
+
+    ok, why = native_amx_available(cpuinfo)
+    if not ok:
+        return False, f"no native AMX: {why}"
+    if shutil.which("gcc") is None:
+        return False, "gcc is not installed"
+    r = subprocess.run(["gcc", "-march=sapphirerapids", "-x", "c", "-c", "-o", "/dev/null", "-"],
+                       input="#include <immintrin.h>\nvoid f(void){_tile_release();}\n", text=True,
+                       capture_output=True)
+    return (True, "") if r.returncode == 0 else (False, "gcc lacks -march=sapphirerapids")
+
+
+@dataclass
+class _CBackend:
+    acc: Accelerator
+    timeout: float = 60.0
+    log: list[str] = field(default_factory=list)
+
+    name: ClassVar[str]
+    mode: ClassVar[str]
+    targets: ClassVar[tuple[str, ...]] = ("amx",)
+
+    @staticmethod
+    def available() -> tuple[bool, str]:
+        raise NotImplementedError
+
+    @classmethod
+    def for_target(cls, acc: Accelerator) -> _CBackend:
+        if acc.name not in cls.targets:
+            raise BackendUnavailable(f"the {cls.name} backend runs target amx only, not '{acc.name}'")
+        ok, why = cls.available()
+        if not ok:
+            raise BackendUnavailable(f"the {cls.name} backend is unavailable: {why}")
+        return cls(acc)
+
+    def run_image(self, program: Program, image: np.ndarray) -> np.ndarray:
+        """The final HBM image of ``program`` run from ``image`` (inputs and constants placed)."""
+        from ..amx_emit import emit_c
+
+        if program.target not in self.targets:
+            raise BackendUnavailable(f"program is for target '{program.target}', not amx")
+        built = build(emit_c(program, self.acc, with_main=True), self.mode)
+        self.log.append(f"{self.mode} build {built.key}: " + ("cached" if built.cached else f"{built.seconds:.2f} s"))
+        return run_image(built.exe, image, self.timeout)
+
+    def run(self, program: Program, inputs: Sequence[np.ndarray]) -> RunResult:
+        self.log = []
+        final = self.run_image(program, hbm_image(program, inputs, self.acc.hbm_size))
+        return RunResult(read_outputs(program, final), None,
+                         [*self.log, f"{len(program.instructions)} instructions ({self.name})"])
+
+
+@dataclass
+class EmulatedBackend(_CBackend):
+    """The emitted C on the emulation header (any host with gcc)."""
+
+    name: ClassVar[str] = "emulated"
+    mode: ClassVar[str] = "emulated"
+
+    @staticmethod
+    def available() -> tuple[bool, str]:
+        return emulated_available()
+
+
+@dataclass
+class NativeBackend(_CBackend):
+    """The emitted C on the host's AMX and AVX-512 units."""
+
+    name: ClassVar[str] = "native"
+    mode: ClassVar[str] = "native"
+
+    @staticmethod
+    def available() -> tuple[bool, str]:
+        return native_available()
+
+
+def image_mismatch(program: Program, got: np.ndarray, sim: np.ndarray) -> str | None:
+    """None when the final HBM images ``got`` and ``sim`` (the simulator's) are equal byte for byte,
+    except that within an f32 output a NaN matches any NaN (which NaN the hardware returns for two
+    NaN operands, or for TDPBF16PS, is not modelled: the target's docstring); else the first
+    difference."""
+    from semantics.layout import byte_size
+
+    got, sim = got.copy(), sim.copy()
+    for pl in program.outputs:
+        n = byte_size(pl.type)
+        if pl.type.dtype.name == "f32" and pl.addr % 4 == 0 and n % 4 == 0:
+            g32, s32 = got[pl.addr:pl.addr + n].view(np.uint32), sim[pl.addr:pl.addr + n].view(np.uint32)
+            both = _nan(g32) & _nan(s32)
+            g32[both] = s32[both]
+    diff = np.nonzero(got != sim)[0]
+    if diff.size == 0:
+        return None
+    i = int(diff[0])
+    return (f"{diff.size} bytes differ, first at {i}: got {got[i:i + 8].tolist()}, "
+            f"simulator {sim[i:i + 8].tolist()}")
+
+
+def _nan(v: np.ndarray) -> np.ndarray:
+    return ((v & 0x7F800000) == 0x7F800000) & ((v & 0x7FFFFF) != 0)

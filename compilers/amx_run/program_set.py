@@ -1,0 +1,105 @@
+"""The AMX programs the emulated and native backends are checked on, compiled once into a folder.
+
+The set: the paper's kernels amx_k1..k5 (../shared/corpus/paper, as compiled), K1 / K2 with B
+declared in VNNI layout (Figs. 43 / 46's 16 / 9 instructions), and the random AMX graphs of
+tests/compilers/test_act_random.py's operator lists that compile (list 1: seeds 120-159, list 2:
+seeds 1200-1319, bench/random_campaign.py's generator). A graph is rebuilt from its name alone
+(:func:`graph`), so a folder holds only each program's assembly (``NAME.asm``) and a manifest
+(``programs.json``: name -> instruction count); writing it needs the compiler, reading it needs
+only :mod:`compilers.program`.
+
+    python -m compilers.amx_run.program_set DIR     # compile the set into DIR (minutes)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from semantics.errors import AccvError
+from semantics.graph import Graph
+
+from ..program import Program, print_asm, read_asm
+
+__all__ = ["PAPER", "KERNELS", "RANDOM", "names", "graph", "compile_set", "load_set"]
+
+ROOT = Path(__file__).resolve().parents[2]
+PAPER = ROOT.parent / "shared" / "corpus" / "paper"
+ROW_MAJOR, VNNI = "{1,0:T(16,64)}", "{0,1:T(4,1)}"
+
+#: the paper kernels: name -> (HLO file stem, B declared in VNNI layout)
+KERNELS = {f"amx_k{i}": (f"amx_k{i}", False) for i in range(1, 6)} | {
+    "amx_k1_vnni": ("amx_k1", True), "amx_k2_vnni": ("amx_k2", True)}
+#: the random graphs: (operator list number, seeds)
+RANDOM = ((1, range(120, 160)), (2, range(1200, 1320)))
+
+
+class ProgramSetError(AccvError):
+    """A name outside the program set, or a folder without its manifest."""
+
+
+def _lists() -> dict[int, tuple[str, str]]:
+    from tests.compilers import test_act_random as t
+
+    return {1: (t._AMX, "u8,s8,s32,f32"), 2: (t._AMX_2, "u8,s8,s32,f32,bf16")}
+
+
+def names() -> list[str]:
+    """Every candidate name: kernels first, then ``rand{list}_{seed}``."""
+    return list(KERNELS) + [f"rand{k}_{s}" for k, seeds in RANDOM for s in seeds]
+
+
+def graph(name: str) -> Graph:
+    """The HLO graph of program ``name`` (a kernel file, or the random graph of its seed)."""
+    from semantics.gen import random_graph
+    from semantics.hlo_parser import parse_hlo
+
+    if name in KERNELS:
+        stem, vnni = KERNELS[name]
+        text = (PAPER / f"{stem}.hlo").read_text()
+        return parse_hlo(text.replace(ROW_MAJOR, VNNI) if vnni else text, name)
+    if name.startswith("rand") and "_" in name:
+        lst, _, seed = name[4:].partition("_")
+        ops, dtypes = _lists()[int(lst)]
+        return random_graph(int(seed), ops=ops.split(","), dtypes=dtypes.split(","), max_ops=4)
+    raise ProgramSetError(f"program set: no program '{name}'")
+
+
+def compile_set(out: Path, which: Iterable[str] | None = None, log: bool = False) -> dict[str, int]:
+    """Compile the set (or ``which``) into ``out``: ``NAME.asm`` for each program that compiles and
+    ``programs.json``; returns name -> instruction count."""
+    from compilers.act import Unsupported, compile_graph
+    from compilers.act.rewrite import IrRules, ProofGate
+    from compilers.targets import load_target
+
+    acc = load_target("amx")
+    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
+    out.mkdir(parents=True, exist_ok=True)
+    done: dict[str, int] = {}
+    for name in which if which is not None else names():
+        try:
+            prog = compile_graph(graph(name), acc, rules=rules).program
+        except Unsupported as e:
+            if log:
+                print(f"{name}: exit 3 ({e})", flush=True)
+            continue
+        (out / f"{name}.asm").write_text(print_asm(prog))
+        done[name] = len(prog.instructions)
+        if log:
+            print(f"{name}: {len(prog.instructions)} instructions", flush=True)
+    (out / "programs.json").write_text(json.dumps(done, indent=1) + "\n")
+    return done
+
+
+def load_set(folder: Path) -> dict[str, Program]:
+    """The compiled set in ``folder`` (name -> program), in manifest order."""
+    manifest = folder / "programs.json"
+    if not manifest.exists():
+        raise ProgramSetError(f"{folder}: no programs.json (python -m compilers.amx_run.program_set {folder})")
+    return {name: read_asm(folder / f"{name}.asm") for name in json.loads(manifest.read_text())}
+
+
+if __name__ == "__main__":
+    sys.exit(0 if compile_set(Path(sys.argv[1]), log=True) else 1)
