@@ -1,0 +1,11 @@
+.target amx
+.input 0 @64 u8[]
+.input 1 @128 u8[]
+.input 2 @192 u8[]
+.input 3 @256 f32[1]
+.output 0 @320 f32[1]
+.const @384 06bf37c2000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000
+vbroadcastss(dst=0, addr=256)
+vmovups_load(dst=1, addr=384)
+vmulps(dst=0, a=0, b=1)
+vmovdqu8_store(n=4, src=0, addr=320)

@@ -1,0 +1,5 @@
+.target amx
+.input 0 @64 s32[]
+.output 0 @128 s32[1]
+vbroadcastss(dst=0, addr=64)
+vmovdqu8_store(n=4, src=0, addr=128)

@@ -1,0 +1,7 @@
+.target amx
+.input 0 @64 s8[]
+.output 0 @128 s8[3,1]
+vmovdqu8_load(n=1, dst=0, addr=64)
+vmovdqu8_store(n=1, src=0, addr=128)
+vmovdqu8_store(n=1, src=0, addr=129)
+vmovdqu8_store(n=1, src=0, addr=130)

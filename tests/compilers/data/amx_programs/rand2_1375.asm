@@ -1,0 +1,28 @@
+.target amx
+.input 0 @64 s32[5,11]
+.output 0 @320 s32[5,11]
+.const @576 080000000100008020000000ffffffff2000000002000000c0e17948f8ffffffa4cb5a5971c15d7f30a4092c0000000000000000000000000000000000000000
+.const @640 20000000ffffffff1f0000000000000091a1396eeb778535feffff7f080000009bcaae3efeffffffff0000000000000000000000000000000000000000000000
+.const @704 251fae15000000803f000000010000000b19408608000000ea52b86e7f00000001000000a9005b78bfab504d0000000000000000000000000000000000000000
+.const @768 4666397c00000080ffffffffa3f192da1e18e45af1c91857feffffff554ad042feffff7f40000000906a6be30000000000000000000000000000000000000000
+.const @832 95b884701f00000020000000f808321e1650ee90aadc5b4067ffa51a01000000feffff7f000000801f0000000000000000000000000000000000000000000000
+vmovups_load(dst=0, addr=832)
+vmovups_load(dst=1, addr=64)
+vpaddd(dst=0, a=0, b=1)
+vmovdqu8_store(n=44, src=0, addr=320)
+vmovups_load(dst=0, addr=768)
+vmovups_load(dst=1, addr=108)
+vpaddd(dst=0, a=0, b=1)
+vmovdqu8_store(n=44, src=0, addr=364)
+vmovups_load(dst=0, addr=704)
+vmovups_load(dst=1, addr=152)
+vpaddd(dst=0, a=0, b=1)
+vmovdqu8_store(n=44, src=0, addr=408)
+vmovups_load(dst=0, addr=640)
+vmovups_load(dst=1, addr=196)
+vpaddd(dst=0, a=0, b=1)
+vmovdqu8_store(n=44, src=0, addr=452)
+vmovups_load(dst=0, addr=576)
+vmovdqu8_load(n=44, dst=1, addr=240)
+vpaddd(dst=0, a=0, b=1)
+vmovdqu8_store(n=44, src=0, addr=496)

@@ -1,0 +1,36 @@
+.target amx
+.input 0 @64 s8[3,1,4]
+.output 0 @128 s8[3,1,5]
+.const @196 7e
+.const @197 fd
+.const @198 12
+vbroadcastss(dst=0, addr=64)
+vmovdqu8_store(n=1, src=0, addr=192)
+vbroadcastss(dst=0, addr=65)
+vmovdqu8_store(n=1, src=0, addr=193)
+vbroadcastss(dst=0, addr=66)
+vmovdqu8_store(n=1, src=0, addr=194)
+vbroadcastss(dst=0, addr=67)
+vmovdqu8_store(n=1, src=0, addr=195)
+vmovdqu8_load(n=5, dst=0, addr=192)
+vmovdqu8_store(n=5, src=0, addr=128)
+vbroadcastss(dst=0, addr=68)
+vmovdqu8_store(n=1, src=0, addr=193)
+vbroadcastss(dst=0, addr=69)
+vmovdqu8_store(n=1, src=0, addr=194)
+vbroadcastss(dst=0, addr=70)
+vmovdqu8_store(n=1, src=0, addr=195)
+vbroadcastss(dst=0, addr=71)
+vmovdqu8_store(n=1, src=0, addr=196)
+vmovdqu8_load(n=5, dst=0, addr=193)
+vmovdqu8_store(n=5, src=0, addr=133)
+vbroadcastss(dst=0, addr=72)
+vmovdqu8_store(n=1, src=0, addr=194)
+vmovdqu8_load(n=1, dst=0, addr=73)
+vmovdqu8_store(n=1, src=0, addr=195)
+vmovdqu8_load(n=1, dst=0, addr=74)
+vmovdqu8_store(n=1, src=0, addr=196)
+vmovdqu8_load(n=1, dst=0, addr=75)
+vmovdqu8_store(n=1, src=0, addr=197)
+vmovdqu8_load(n=5, dst=0, addr=194)
+vmovdqu8_store(n=5, src=0, addr=138)
