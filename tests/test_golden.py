@@ -1,0 +1,113 @@
+"""Golden files for every printed artifact: each paper kernel's assembly, Gemmini's command words,
+AMX's C, ``accv isa show``, ``accv rules list`` and a sample of ``accv prove`` lines.
+
+Each artifact is produced through the command line (``accv.cli.main``, files written with ``-o``
+into a temporary folder) and compared byte for byte with ``tests/golden/``; a missing or different
+file fails with a unified diff. ``pytest --update-golden`` rewrites them all (and deletes golden
+files no test produces). Times never appear in a golden file: the prover's are replaced by
+``<time>``, and the compile summary (which holds the compile time) is printed, not written.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from accv.cli import main
+from tests.conftest import CORPUS, GOLDEN, Golden
+
+PAPER = sorted((CORPUS / "paper").glob("*.hlo"))
+TARGETS = ("qkv", "gemmini", "amx")
+
+#: the files ``accv compile -o K.T.asm`` writes per target, by suffix
+ARTIFACTS = {"qkv": ("asm",), "gemmini": ("asm", "stream"), "amx": ("asm", "c")}
+
+#: a few fast rules for the ``accv prove`` sample: symbolic and bounded proofs, an x86 rule
+PROVE_SAMPLE = ("abs(abs(x)) => abs(x)", "dot(a, b) with K = 0 => zeros",
+                "maximum(0, y) => pandd(maxps(0, y), 0x7fffffff)")
+
+_TIME = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?\s?m?s\b")
+
+
+def target_of(kernel: Path) -> str:
+    """The target a paper kernel is written for (its name's prefix; the composites are Gemmini's)."""
+    prefix = kernel.stem.split("_")[0]
+    return prefix if prefix in ("amx", "qkv") else "gemmini"
+
+
+COMPILED = [(k, suffix) for k in PAPER for suffix in ARTIFACTS[target_of(k)]]
+
+
+def compiled_name(kernel: Path, suffix: str) -> str:
+    return f"{kernel.stem}.{target_of(kernel)}.{suffix}"
+
+
+def expected_goldens() -> set[str]:
+    """Every file under tests/golden/ some test here compares with."""
+    return ({f"compile/{compiled_name(k, s)}" for k, s in COMPILED} | {f"isa/{t}.txt" for t in TARGETS}
+            | {"rules_list.txt", "prove_sample.txt"})
+
+
+@pytest.fixture(scope="module")
+def compile_dir(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 (a function Path -> Path)
+    """``compile_dir(kernel)`` compiles a paper kernel once for its target with ``accv compile -o``
+    and returns the folder holding what it wrote."""
+    done: dict[Path, Path] = {}
+
+    def get(kernel: Path) -> Path:
+        if kernel not in done:
+            out = tmp_path_factory.mktemp(kernel.stem)
+            tgt = target_of(kernel)
+            rc = main(["compile", str(kernel), "--target", tgt, "--check", "0", "-o", str(out / f"{kernel.stem}.{tgt}.asm")])
+            assert rc == 0, f"accv compile {kernel.name} --target {tgt} exited {rc}"
+            done[kernel] = out
+        return done[kernel]
+
+    return get
+
+
+def test_paper_corpus_present() -> None:
+    assert len(PAPER) == 18, f"expected the 18 paper kernels under {CORPUS / 'paper'}"
+
+
+@pytest.mark.parametrize(("kernel", "suffix"), COMPILED, ids=lambda v: v.stem if isinstance(v, Path) else v)
+def test_compiled_artifact(kernel: Path, suffix: str, compile_dir, golden: Golden) -> None:  # noqa: ANN001
+    """The assembly (and Gemmini's command words / AMX's C) of each paper kernel."""
+    out = compile_dir(kernel)
+    written = sorted(p.name for p in out.iterdir())
+    assert written == sorted(compiled_name(kernel, s) for s in ARTIFACTS[target_of(kernel)]), \
+        f"accv compile wrote {written}: update ARTIFACTS here if a target prints a new artifact"
+    text = (out / compiled_name(kernel, suffix)).read_text()
+    # the assembly's header names the source file: the corpus-relative path, not this machine's
+    golden.check(f"compile/{compiled_name(kernel, suffix)}", text.replace(str(kernel), f"paper/{kernel.name}"))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_isa_show(target: str, capsys: pytest.CaptureFixture[str], golden: Golden) -> None:
+    assert main(["isa", "show", target]) == 0
+    golden.check(f"isa/{target}.txt", capsys.readouterr().out)
+
+
+def test_rules_list(capsys: pytest.CaptureFixture[str], golden: Golden) -> None:
+    assert main(["rules", "list"]) == 0
+    golden.check("rules_list.txt", capsys.readouterr().out)
+
+
+def test_prove_sample(capsys: pytest.CaptureFixture[str], golden: Golden) -> None:
+    """``accv prove`` on a few fast rules, proved afresh (``--no-cache``: a cached verdict could come
+    from another timeout) in one worker so the lines come in task order; times become ``<time>``."""
+    assert main(["prove", *PROVE_SAMPLE, "--rank", "2", "--jobs", "1", "--no-cache"]) == 0
+    golden.check("prove_sample.txt", _TIME.sub("<time>", capsys.readouterr().out))
+
+
+def test_no_stray_golden_files(golden: Golden) -> None:
+    """Every golden file belongs to a test here (``--update-golden`` deletes the others)."""
+    stray = sorted(str(p.relative_to(GOLDEN)) for p in GOLDEN.rglob("*")
+                   if p.is_file() and str(p.relative_to(GOLDEN)) not in expected_goldens())
+    if golden.update:
+        for rel in stray:
+            (GOLDEN / rel).unlink()
+        return
+    assert not stray, f"golden files no test compares with: {stray}; run pytest --update-golden to delete them"
