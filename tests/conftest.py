@@ -35,21 +35,28 @@ class Golden:
     def __init__(self, update: bool) -> None:
         self.update = update
 
-    def check(self, rel: str, text: str) -> None:
-        """Fail with a unified diff unless ``tests/golden/<rel>`` holds exactly ``text``."""
+    def diff(self, rel: str, text: str) -> str | None:
+        """None where ``tests/golden/<rel>`` holds exactly ``text`` (or was just rewritten to it),
+        else why not: a unified diff from the golden file to ``text`` and the hint."""
         path = GOLDEN / rel
         if self.update:
             path.parent.mkdir(parents=True, exist_ok=True)
             if not path.is_file() or path.read_text() != text:
                 path.write_text(text)
-            return
+            return None
         missing = not path.is_file()
         want = "" if missing else path.read_text()
-        if want != text:
-            diff = "".join(difflib.unified_diff(want.splitlines(keepends=True), text.splitlines(keepends=True),
-                                                "/dev/null" if missing else f"tests/golden/{rel}", "printed now", n=2))
-            what = "is missing" if missing else "differs from what is printed now"
-            pytest.fail(f"tests/golden/{rel} {what}; run pytest --update-golden to accept\n{diff}", pytrace=False)
+        if want == text:
+            return None
+        diff = "".join(difflib.unified_diff(want.splitlines(keepends=True), text.splitlines(keepends=True),
+                                            "/dev/null" if missing else f"tests/golden/{rel}", "printed now", n=2))
+        what = "is missing" if missing else "differs from what is printed now"
+        return f"tests/golden/{rel} {what}; run pytest --update-golden to accept\n{diff}"
+
+    def check(self, rel: str, text: str) -> None:
+        """Fail with a unified diff unless ``tests/golden/<rel>`` holds exactly ``text``."""
+        if (why := self.diff(rel, text)) is not None:
+            pytest.fail(why, pytrace=False)
 
 
 @pytest.fixture(scope="session")

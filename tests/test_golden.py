@@ -1,10 +1,10 @@
 """Golden files for every printed artifact: each paper kernel's assembly, Gemmini's command words,
 AMX's C, ``accv isa show``, ``accv rules list`` and a sample of ``accv prove`` lines.
 
-Each artifact is produced through the command line (``accv.cli.main``, files written with ``-o``
-into a temporary folder) and compared byte for byte with ``tests/golden/``; a missing or different
-file fails with a unified diff. ``pytest --update-golden`` rewrites them all (and deletes golden
-files no test produces). Times never appear in a golden file: the prover's are replaced by
+Each artifact is produced through the command line (``accv.cli.main``; ``accv compile`` writes
+its files with ``-o`` into a temporary folder) and compared byte for byte with ``tests/golden/``;
+a missing or different file fails with a unified diff. ``pytest --update-golden`` rewrites them
+all (and deletes golden files no test produces). Times never appear in a golden file: the prover's are replaced by
 ``<time>``, and the compile summary (which holds the compile time) is printed, not written.
 """
 
@@ -37,51 +37,35 @@ def target_of(kernel: Path) -> str:
     return prefix if prefix in ("amx", "qkv") else "gemmini"
 
 
-COMPILED = [(k, suffix) for k in PAPER for suffix in ARTIFACTS[target_of(k)]]
-
-
 def compiled_name(kernel: Path, suffix: str) -> str:
     return f"{kernel.stem}.{target_of(kernel)}.{suffix}"
 
 
 def expected_goldens() -> set[str]:
     """Every file under tests/golden/ some test here compares with."""
-    return ({f"compile/{compiled_name(k, s)}" for k, s in COMPILED} | {f"isa/{t}.txt" for t in TARGETS}
-            | {"rules_list.txt", "prove_sample.txt"})
-
-
-@pytest.fixture(scope="module")
-def compile_dir(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 (a function Path -> Path)
-    """``compile_dir(kernel)`` compiles a paper kernel once for its target with ``accv compile -o``
-    and returns the folder holding what it wrote."""
-    done: dict[Path, Path] = {}
-
-    def get(kernel: Path) -> Path:
-        if kernel not in done:
-            out = tmp_path_factory.mktemp(kernel.stem)
-            tgt = target_of(kernel)
-            rc = main(["compile", str(kernel), "--target", tgt, "--check", "0", "-o", str(out / f"{kernel.stem}.{tgt}.asm")])
-            assert rc == 0, f"accv compile {kernel.name} --target {tgt} exited {rc}"
-            done[kernel] = out
-        return done[kernel]
-
-    return get
+    return ({f"compile/{compiled_name(k, s)}" for k in PAPER for s in ARTIFACTS[target_of(k)]}
+            | {f"isa/{t}.txt" for t in TARGETS} | {"rules_list.txt", "prove_sample.txt"})
 
 
 def test_paper_corpus_present() -> None:
     assert len(PAPER) == 18, f"expected the 18 paper kernels under {CORPUS / 'paper'}"
 
 
-@pytest.mark.parametrize(("kernel", "suffix"), COMPILED, ids=lambda v: v.stem if isinstance(v, Path) else v)
-def test_compiled_artifact(kernel: Path, suffix: str, compile_dir, golden: Golden) -> None:  # noqa: ANN001
-    """The assembly (and Gemmini's command words / AMX's C) of each paper kernel."""
-    out = compile_dir(kernel)
-    written = sorted(p.name for p in out.iterdir())
-    assert written == sorted(compiled_name(kernel, s) for s in ARTIFACTS[target_of(kernel)]), \
+@pytest.mark.parametrize("kernel", PAPER, ids=lambda p: p.stem)
+def test_compiled_artifacts(kernel: Path, tmp_path: Path, golden: Golden) -> None:
+    """The assembly (and Gemmini's command words / AMX's C) of each paper kernel, compiled once
+    with ``accv compile -o``; every differing artifact is reported, not only the first."""
+    tgt = target_of(kernel)
+    rc = main(["compile", str(kernel), "--target", tgt, "--check", "0", "-o", str(tmp_path / compiled_name(kernel, "asm"))])
+    assert rc == 0, f"accv compile {kernel.name} --target {tgt} exited {rc}"
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(compiled_name(kernel, s) for s in ARTIFACTS[tgt]), \
         f"accv compile wrote {written}: update ARTIFACTS here if a target prints a new artifact"
-    text = (out / compiled_name(kernel, suffix)).read_text()
     # the assembly's header names the source file: the corpus-relative path, not this machine's
-    golden.check(f"compile/{compiled_name(kernel, suffix)}", text.replace(str(kernel), f"paper/{kernel.name}"))
+    whys = [golden.diff(f"compile/{name}", (tmp_path / name).read_text().replace(str(kernel), f"paper/{kernel.name}"))
+            for name in written]
+    if any(whys):
+        pytest.fail("\n".join(w for w in whys if w), pytrace=False)
 
 
 @pytest.mark.parametrize("target", TARGETS)
