@@ -56,7 +56,8 @@ def test_compiled_artifacts(kernel: Path, tmp_path: Path, golden: Golden) -> Non
     """The assembly (and Gemmini's command words / AMX's C) of each paper kernel, compiled once
     with ``accv compile -o``; every differing artifact is reported, not only the first."""
     tgt = target_of(kernel)
-    rc = main(["compile", str(kernel), "--target", tgt, "--check", "0", "-o", str(tmp_path / compiled_name(kernel, "asm"))])
+    asm = tmp_path / compiled_name(kernel, "asm")
+    rc = main(["compile", str(kernel), "--target", tgt, "--check", "0", "-o", str(asm)])
     assert rc == 0, f"accv compile {kernel.name} --target {tgt} exited {rc}"
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == sorted(compiled_name(kernel, s) for s in ARTIFACTS[tgt]), \

@@ -20,11 +20,13 @@ def test_import_contracts_hold() -> None:
     if not LINT_IMPORTS.is_file():
         pytest.skip(f"import-linter is not installed ({LINT_IMPORTS} is missing; pip install -e '.[test]')")
     # this checkout's packages, not an installed copy: lint-imports puts its working directory first too
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
-    r = subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo"], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=300)
+    path = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+    r = subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo"], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
-        pytest.fail(f"lint-imports found broken import contracts (pyproject.toml):\n{r.stdout}{r.stderr}", pytrace=False)
+        pytest.fail(f"lint-imports found broken import contracts (pyproject.toml):\n{r.stdout}{r.stderr}",
+                    pytrace=False)
 
 
 def _imported_modules(path: Path) -> set[str]:

@@ -14,7 +14,8 @@ from rtl_harness.gemmini import SOURCES
 
 YOSYS = shutil.which("yosys")
 pytestmark = [pytest.mark.yosys,
-              pytest.mark.skipif(YOSYS is None, reason="yosys is not installed (scripts/install-yosys.sh; make does it)")]
+              pytest.mark.skipif(YOSYS is None,
+                                 reason="yosys is not installed (scripts/install-yosys.sh; make does it)")]
 
 DIM, SP_ROWS, ACC_ROWS = 4, 16, 8
 
