@@ -2,8 +2,8 @@
 program equal to the reference bit for bit on the target's simulator, or exit 3 with a reason.
 
 Graphs come from :func:`semantics.gen.random_graph` restricted to the operator and dtype lists of
-``tests/compilers/test_act_random.py`` (the lists are defined there once; ``--ops 1`` is the
-first list of the target, ``--ops 2`` the second), one per seed. Prints the outcome counts, the
+``fuzz/opsets.py`` (which the random-graph test uses too; ``--ops 1`` is the first list of the
+target, ``--ops 2`` the second), one per seed. Prints the outcome counts, the
 slowest answers and the exit-3 reasons grouped by the operator they name, writes JSON, and exits
 1 if any graph crashed the compiler or compiled to a wrong program (a compiler bug: the JSON keeps
 its seed).
@@ -37,17 +37,7 @@ from compilers.act.rewrite import IrRules, ProofGate  # noqa: E402
 from compilers.act.tiling import Tiler  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402
-from tests.compilers import test_act_random as lists  # noqa: E402
-
-#: (operators, dtypes) per target and list number, as the random-graph test uses them
-OPS = {
-    ("gemmini", 1): (lists._GEMMINI_1, "s8,s32"),
-    ("gemmini", 2): (lists._GEMMINI_2, "s8,s32"),
-    ("amx", 1): (lists._AMX, "u8,s8,s32,f32"),
-    ("amx", 2): (lists._AMX_2, "u8,s8,s32,f32,bf16"),
-    ("qkv", 1): (lists._QKV, "bf16,f32"),
-    ("qkv", 2): (lists._QKV_2, "bf16,f32,s32"),
-}
+from fuzz.opsets import OPSETS as OPS  # noqa: E402  (operators, dtypes) per (target, list number)
 
 
 def _seeds(text: str) -> list[int]:

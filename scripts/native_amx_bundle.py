@@ -44,13 +44,13 @@ from compilers.amx_emit import emit_c  # noqa: E402
 from compilers.program import Program, hbm_image, read_outputs  # noqa: E402
 from compilers.simulator import simulate_image  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
+from fuzz.opsets import AMX_2  # noqa: E402
 from semantics.compare import compare  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402
 from semantics.hlo_parser import parse_hlo  # noqa: E402
 from semantics.inputs import random_inputs  # noqa: E402
 from semantics.interp import evaluate  # noqa: E402
 from semantics.layout import bflat  # noqa: E402
-from tests.compilers.test_act_random import _AMX_2  # noqa: E402
 
 PAPER = ROOT.parent / "shared" / "corpus" / "paper"
 ROW_MAJOR, VNNI = "{1,0:T(16,64)}", "{0,1:T(4,1)}"
@@ -139,7 +139,7 @@ def bundle(out: Path, campaign: Sequence[int] = ()) -> dict:
                                       (f"corpus{n_corpus}", corpus, compiled, True)):
             _add(out, runs, name, g, prog, expect)
     for seed in campaign:
-        g = random_graph(seed, ops=_AMX_2.split(","), dtypes="u8,s8,s32,f32,bf16".split(","), max_ops=4)
+        g = random_graph(seed, ops=AMX_2.ops.split(","), dtypes=AMX_2.dtypes.split(","), max_ops=4)
         try:
             prog = compile_graph(g, acc, rules=rules).program
         except Unsupported:

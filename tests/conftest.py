@@ -1,17 +1,22 @@
-"""Test configuration: the --runslow flag and the shared corpus location."""
+"""Test configuration: the --runslow and --update-golden flags, the golden-file fixture and the
+shared corpus location."""
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
+GOLDEN = REPO / "tests" / "golden"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite the golden files under tests/golden/ from what the code prints now")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -21,3 +26,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+class Golden:
+    """Compares printed artifacts with their golden files under tests/golden/ (or rewrites them
+    with ``--update-golden``)."""
+
+    def __init__(self, update: bool) -> None:
+        self.update = update
+
+    def diff(self, rel: str, text: str) -> str | None:
+        """None where ``tests/golden/<rel>`` holds exactly ``text`` (or was just rewritten to it),
+        else why not: a unified diff from the golden file to ``text`` and the hint."""
+        path = GOLDEN / rel
+        if self.update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.is_file() or path.read_text() != text:
+                path.write_text(text)
+            return None
+        missing = not path.is_file()
+        want = "" if missing else path.read_text()
+        if want == text:
+            return None
+        diff = "".join(difflib.unified_diff(want.splitlines(keepends=True), text.splitlines(keepends=True),
+                                            "/dev/null" if missing else f"tests/golden/{rel}", "printed now", n=2))
+        what = "is missing" if missing else "differs from what is printed now"
+        return f"tests/golden/{rel} {what}; run pytest --update-golden to accept\n{diff}"
+
+    def check(self, rel: str, text: str) -> None:
+        """Fail with a unified diff unless ``tests/golden/<rel>`` holds exactly ``text``."""
+        if (why := self.diff(rel, text)) is not None:
+            pytest.fail(why, pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def golden(pytestconfig: pytest.Config) -> Golden:
+    return Golden(pytestconfig.getoption("--update-golden"))

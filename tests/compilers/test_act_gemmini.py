@@ -27,19 +27,23 @@ EXPECTED = {"gemmini_gemm": 5, "gemmini_add": 3, "gemmini_mac": 6, "composite_mm
             "composite_add_add": 8, "composite_mm_add": 9, "composite_add_mm_add": 12}
 
 
-def test_gemmini_kernels_compile_encode_and_check() -> None:
+@pytest.fixture(scope="module")
+def proven_rules() -> IrRules:
+    """Gemmini's rules behind a gate that proves what the cache lacks (one per module)."""
+    return IrRules.for_target(load_target("gemmini"), ProofGate(prove_missing=True))
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_gemmini_kernels_compile_encode_and_check(name: str, proven_rules: IrRules) -> None:
     """Rules fire only with a passing proof; on a fresh machine the first use proves them (cached
-    under build/proofs), so the first run of this test takes minutes, later runs seconds."""
+    under build/proofs), so the first kernel takes minutes there, later runs seconds."""
     acc = load_target("gemmini")
-    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
-    for name, n in EXPECTED.items():
-        g = parse_file(PAPER / f"{name}.hlo")
-        res = compile_graph(g, acc, rules=rules)
-        prog = res.program
-        assert len(prog.instructions) == n, (name, [c.name for c in prog.instructions])
-        encode(prog)    # raises unless every preload is directly followed by its compute
-        chk = check_program(g, acc, prog, 3, seed=7)
-        assert chk.ok, f"{name}: {chk.message}"
+    g = parse_file(PAPER / f"{name}.hlo")
+    prog = compile_graph(g, acc, rules=proven_rules).program
+    assert len(prog.instructions) == EXPECTED[name], [c.name for c in prog.instructions]
+    encode(prog)    # raises unless every preload is directly followed by its compute
+    chk = check_program(g, acc, prog, 3, seed=7)
+    assert chk.ok, f"{name}: {chk.message}"
 
 
 def test_unproven_rules_do_not_fire(tmp_path, monkeypatch, capsys) -> None:

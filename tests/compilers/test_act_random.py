@@ -17,31 +17,23 @@ from compilers.act import Unsupported, compile_graph
 from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules, ProofGate
 from compilers.targets import load_target
+from fuzz.opsets import AMX_1, AMX_2, GEMMINI_1, GEMMINI_2, QKV_1, QKV_2, QKV_3
 from semantics.gen import random_graph
 
-_GEMMINI_1 = "dot,add,convert,clamp,broadcast,transpose,maximum,multiply,reshape"
-_GEMMINI_2 = _GEMMINI_1 + ",slice,concatenate"
-_QKV = "dot,exponential,reduce,divide,transpose,broadcast,reshape,add,multiply,maximum,subtract,convert,slice,concatenate"
-_QKV_2 = _QKV + ",select,compare,pad,reverse,negate,abs,iota,minimum"
-_QKV_3 = ("dot,exponential,reduce,divide,transpose,broadcast,reshape,copy,tuple,get-tuple-element,dynamic-slice,"
-          "dynamic-update-slice,bitcast-convert,fma,rsqrt,tanh,log")
-_AMX = "dot,convert,add,multiply,maximum,minimum,broadcast,transpose,reshape,clamp,slice"
-_AMX_2 = _AMX + ",subtract,select,compare,pad,reverse,concatenate,abs,negate,divide"
-
-#: (target, operators, dtypes, seeds, how many must compile at least: as many as compile now).
+#: (target, operators, dtypes (a list of fuzz.opsets), seeds, how many must compile at least: as many as compile now).
 #: A rule instantiation without a cached proof is proved at its first use, as ``accv compile``
 #: does, so the outcomes are the same on a fresh clone and on a machine whose cache is full
 #: (with cached proofs only, a fresh clone compiled 3 / 20 / 15 of the Gemmini / QKV / AMX
 #: graphs and a full cache 11 / 20 / 19, so the bounds could not pin what compiles).
 CASES = [
-    ("gemmini", _GEMMINI_1, "s8,s32", [0, 19, 21, 24], 4),
-    ("gemmini", _GEMMINI_2, "s8,s32", [82, *range(280, 300)], 7),
-    ("qkv", _QKV, "bf16,f32", list(range(200)), 20),
-    ("qkv", _QKV_2, "bf16,f32,s32", [1245], 0),
-    ("qkv", _QKV_3, "bf16,f32", [2000, 2003, 2005], 0),
+    ("gemmini", *GEMMINI_1, [0, 19, 21, 24], 4),
+    ("gemmini", *GEMMINI_2, [82, *range(280, 300)], 7),
+    ("qkv", *QKV_1, list(range(200)), 20),
+    ("qkv", *QKV_2, [1245], 0),
+    ("qkv", *QKV_3, [2000, 2003, 2005], 0),
     # 19 before the integer lane instructions and VMOVDQU8's masked loads / stores
-    ("amx", _AMX, "u8,s8,s32,f32", list(range(120, 160)), 25),
-    ("amx", _AMX_2, "u8,s8,s32,f32,bf16", [1081, 1161], 0),
+    ("amx", *AMX_1, list(range(120, 160)), 25),
+    ("amx", *AMX_2, [1081, 1161], 0),
 ]
 
 

@@ -34,7 +34,7 @@ def _why_not() -> str | None:
 
 
 WHY = _why_not()
-pytestmark = [pytest.mark.skipif(WHY is not None, reason=WHY or ""),
+pytestmark = [pytest.mark.native_amx, pytest.mark.skipif(WHY is not None, reason=WHY or ""),
               pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
 

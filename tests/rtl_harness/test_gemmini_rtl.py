@@ -22,7 +22,8 @@ from rtl_harness import gemmini as g
 from rtl_harness import verilate
 from rtl_harness.tb import gemmini_cases as gc
 
-pytestmark = pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")
+pytestmark = [pytest.mark.rtl,
+              pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")]
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT.parent / "shared" / "corpus" / "paper"

@@ -13,7 +13,9 @@ import pytest
 from rtl_harness.gemmini import SOURCES
 
 YOSYS = shutil.which("yosys")
-pytestmark = pytest.mark.skipif(YOSYS is None, reason="yosys is not installed (scripts/install-yosys.sh; make does it)")
+pytestmark = [pytest.mark.yosys,
+              pytest.mark.skipif(YOSYS is None,
+                                 reason="yosys is not installed (scripts/install-yosys.sh; make does it)")]
 
 DIM, SP_ROWS, ACC_ROWS = 4, 16, 8
 

@@ -21,7 +21,8 @@ import pytest
 from rtl_harness import qkv
 
 YOSYS = shutil.which("yosys")
-pytestmark = pytest.mark.skipif(YOSYS is None, reason="yosys is not installed (apt-get install yosys)")
+pytestmark = [pytest.mark.yosys,
+              pytest.mark.skipif(YOSYS is None, reason="yosys is not installed (apt-get install yosys)")]
 
 LATCHES = "t:$dlatch t:$adlatch t:$dlatchsr t:$_DLATCH_* t:$_DLATCH?_* t:$_DLATCH??_* t:$_DLATCHSR_*"
 

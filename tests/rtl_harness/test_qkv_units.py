@@ -20,7 +20,12 @@ from semantics.hlo_parser import parse_hlo
 from semantics.interp import evaluate
 
 RTL_DIR = Path(qkv.__file__).resolve().parent / "rtl" / "qkv"
-needs_rtl = pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")
+_NO_RTL = verilate.available()
+
+
+def needs_rtl(test):  # noqa: ANN001, ANN201
+    """Marks a test ``rtl`` (it needs Verilator) and skips it, with the reason, where the toolchain is absent."""
+    return pytest.mark.rtl(pytest.mark.skipif(_NO_RTL is not None, reason=f"RTL toolchain: {_NO_RTL}")(test))
 
 
 def _gen() -> object:

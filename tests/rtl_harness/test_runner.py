@@ -15,7 +15,8 @@ from semantics.hlo_parser import parse_file
 from semantics.inputs import random_inputs
 from tests.conftest import CORPUS
 
-pytestmark = pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")
+pytestmark = [pytest.mark.rtl,
+              pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")]
 
 
 def test_compiled_composite_checks_on_the_rtl_and_rtl_cost_picks_no_slower_program() -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from rtl_harness import verilate
 
-pytestmark = pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")
+pytestmark = [pytest.mark.rtl,
+              pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")]
 
 COUNTER = """
 module counter #(parameter int W = 8) (input logic clk, input logic rst_n, output logic [W-1:0] q);

@@ -1,0 +1,10 @@
+# paper/gemmini_gemm.hlo compiled for gemmini by accv compile
+.target gemmini
+.input 0 @64 s8[16,16]
+.input 1 @320 s8[16,16]
+.output 0 @576 s8[16,16]
+mvin_spad(rows=16, cols=16, stride=16, scale=1065353216, dram=64, sp=16)
+mvin_spad(rows=16, cols=16, stride=16, scale=1065353216, dram=320, sp=0)
+preload_ws(rows=16, cols=16, b=0)
+matmul_ws_spad(a_rows=16, a_cols=16, c_rows=16, c_cols=16, relu=0, a=16, c=0)
+mvout_spad(rows=16, cols=16, stride=16, sp=0, dram=576)

@@ -1,0 +1,48 @@
+"""The import layering: pyproject's ``[tool.importlinter]`` contracts (the layers from the CLI down
+to the semantics, no cycles between the modules of a package) hold, as ``lint-imports`` checks
+them; and benchmarks and scripts import the library, never ``tests/``."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def test_import_contracts_hold() -> None:
+    if not LINT_IMPORTS.is_file():
+        pytest.skip(f"import-linter is not installed ({LINT_IMPORTS} is missing; pip install -e '.[test]')")
+    # this checkout's packages, not an installed copy: lint-imports puts its working directory first too
+    path = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+    r = subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo"], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        pytest.fail(f"lint-imports found broken import contracts (pyproject.toml):\n{r.stdout}{r.stderr}",
+                    pytrace=False)
+
+
+def _imported_modules(path: Path) -> set[str]:
+    mods: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            mods.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            mods.add(node.module)
+    return mods
+
+
+@pytest.mark.parametrize("folder", ["bench", "scripts"])
+def test_benchmarks_and_scripts_do_not_import_tests(folder: str) -> None:
+    files = sorted((REPO / folder).rglob("*.py"))
+    assert files, f"no Python files under {folder}/"
+    bad = {str(p.relative_to(REPO)): sorted(m for m in _imported_modules(p) if m == "tests" or m.startswith("tests."))
+           for p in files}
+    assert not {k: v for k, v in bad.items() if v}, "import the library (e.g. fuzz/), not tests/"
