@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from compilers.amx_emit import emit_c  # noqa: E402
 from compilers.amx_run.backends import EmulatedBackend, image_mismatch  # noqa: E402
 from compilers.amx_run.build import build, gcc_version, run_image  # noqa: E402
-from compilers.amx_run.program_set import graph, load_set  # noqa: E402
+from fuzz.amx_programs import graph, load_set  # noqa: E402
 from compilers.program import hbm_image  # noqa: E402
 from compilers.simulator import simulate_image  # noqa: E402
 from compilers.targets import load_target  # noqa: E402

@@ -47,7 +47,7 @@ RANDOM_SEEDS = {
 
 def _make(out: Path) -> None:
     sys.path.insert(0, str(ROOT))
-    from fuzz.opsets import opset
+    from fuzz.opsets import OPSETS
     from semantics.gen import random_graph
     from semantics.hlo_printer import print_hlo
 
@@ -70,7 +70,7 @@ def _make(out: Path) -> None:
 
     put("stress_391", "qkv", stress_kernel())
     for (target, k), seeds in RANDOM_SEEDS.items():
-        ops, dtypes = opset(target, k)
+        ops, dtypes = OPSETS[(target, k)].ops.split(","), OPSETS[(target, k)].dtypes.split(",")
         for s in seeds:
             g = random_graph(s, ops=ops, dtypes=dtypes, max_ops=4)
             put(f"random_{target}{k}_{s}", target, print_hlo(g))

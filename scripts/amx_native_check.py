@@ -3,7 +3,7 @@
 Two uses:
 
 - here (the project installed): ``python scripts/amx_native_check.py --prepare DIR`` writes the
-  bundle (compilers/amx_run/bundle.py: the AMX program set's emitted C, HBM images before and
+  bundle (fuzz/amx_bundle.py: the AMX program set's emitted C, HBM images before and
   after on the functional simulator, reference output bytes) and a copy of this script as
   ``DIR/check.py``;
 - on a host with AMX and only Python 3 and gcc: ``python3 DIR/check.py`` builds every unit with
@@ -162,7 +162,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.prepare:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from compilers.amx_run.bundle import prepare
+        from fuzz.amx_bundle import prepare
 
         runs = prepare(args.dir, limit=args.limit)["runs"]
         print(f"{len(runs)} programs in {args.dir}; on an AMX host: python3 {args.dir}/check.py")

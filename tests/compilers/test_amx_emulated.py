@@ -20,7 +20,7 @@ import pytest
 import compilers.amx_emit as amx_emit
 from compilers.amx_run.backends import EmulatedBackend, NativeBackend, image_mismatch, native_available
 from compilers.amx_run.build import RunFailure, build, run_image
-from compilers.amx_run.program_set import graph, load_set
+from fuzz.amx_programs import graph, load_set
 from compilers.backend import BackendUnavailable
 from compilers.program import Program, hbm_image, parse_asm
 from compilers.simulator import SimError, simulate_image

@@ -9,7 +9,7 @@ standard library and gcc only). On the AMX host ``python3 DIR/check.py`` builds 
 ``-march=sapphirerapids``, runs it on every image and prints one line per program and a summary
 (``--emulated`` builds against the bundled header instead: the same check on any host).
 
-Programs: the AMX program set (compilers/amx_run/program_set.py), three input sets each (random,
+Programs: the AMX program set (fuzz/amx_programs.py), three input sets each (random,
 edge values, raw random input bytes; the reference only for the first two), plus Figs. 43 / 46's
 programs (amx_k1_vnni / amx_k2_vnni) fed the corpus kernels' row-major B, expected to differ from
 the reference (issue 5's settled finding) while equal to the simulator.
@@ -25,13 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..program import Program, hbm_image
-from ..simulator import simulate_image
-from .build import HEADER
+from compilers.program import Program, hbm_image
+from compilers.simulator import simulate_image
+from compilers.amx_run.build import HEADER
 
 __all__ = ["prepare"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CHECK = ROOT / "scripts" / "amx_native_check.py"
 
 
@@ -46,10 +46,10 @@ def prepare(out: Path, set_dir: Path | None = None, limit: int = 0) -> dict:
     from semantics.interp import evaluate
     from semantics.layout import bflat, byte_size
 
-    from ..amx_emit import emit_c
-    from ..program import read_outputs
-    from ..targets import load_target
-    from .program_set import graph, load_set
+    from compilers.amx_emit import emit_c
+    from compilers.program import read_outputs
+    from compilers.targets import load_target
+    from .amx_programs import graph, load_set
 
     acc = load_target("amx")
     progs = load_set(set_dir or ROOT / "tests" / "compilers" / "data" / "amx_programs")

@@ -2,14 +2,14 @@
 
 The set: the paper's kernels amx_k1..k5 (../shared/corpus/paper, as compiled), K1 / K2 with B
 declared in VNNI layout (Figs. 43 / 46's 16 / 9 instructions), and the random AMX graphs of
-tests/compilers/test_act_random.py's operator lists that compile (list 1: seeds 120-159, list 2:
+fuzz.opsets' AMX operator lists that compile (list 1: seeds 120-159, list 2:
 seeds 1200-1399, bench/random_campaign.py's generator; 1200-1319 is the campaign's range, 1320-1399
 makes the set hold over 100 random programs). A graph is rebuilt from its name alone
 (:func:`graph`), so a folder holds only each program's assembly (``NAME.asm``) and a manifest
 (``programs.json``: name -> instruction count); writing it needs the compiler, reading it needs
 only :mod:`compilers.program`.
 
-    python -m compilers.amx_run.program_set DIR [NAME ...]   # compile the set (or NAMEs) into DIR
+    python -m fuzz.amx_programs DIR [NAME ...]   # compile the set (or NAMEs) into DIR
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from pathlib import Path
 from semantics.errors import AccvError
 from semantics.graph import Graph
 
-from ..program import Program, print_asm, read_asm
+from compilers.program import Program, print_asm, read_asm
 
 __all__ = ["PAPER", "KERNELS", "RANDOM", "names", "graph", "compile_set", "load_set"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT.parent / "shared" / "corpus" / "paper"
 ROW_MAJOR, VNNI = "{1,0:T(16,64)}", "{0,1:T(4,1)}"
 
@@ -42,9 +42,9 @@ class ProgramSetError(AccvError):
 
 
 def _lists() -> dict[int, tuple[str, str]]:
-    from tests.compilers import test_act_random as t
+    from .opsets import OPSETS
 
-    return {1: (t._AMX, "u8,s8,s32,f32"), 2: (t._AMX_2, "u8,s8,s32,f32,bf16")}
+    return {k: tuple(OPSETS[("amx", k)]) for k in (1, 2)}  # type: ignore[misc]
 
 
 def names() -> list[str]:
@@ -102,7 +102,7 @@ def load_set(folder: Path) -> dict[str, Program]:
     """The compiled set in ``folder`` (name -> program), in manifest order."""
     manifest = folder / "programs.json"
     if not manifest.exists():
-        raise ProgramSetError(f"{folder}: no programs.json (python -m compilers.amx_run.program_set {folder})")
+        raise ProgramSetError(f"{folder}: no programs.json (python -m fuzz.amx_programs {folder})")
     return {name: read_asm(folder / f"{name}.asm") for name in json.loads(manifest.read_text())}
 
 
