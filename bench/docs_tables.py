@@ -110,7 +110,7 @@ def compile_time_paper() -> str:
 def compile_time_vnni() -> str:
     """K1 and K2 with B in VNNI layout."""
     d = _load("compile_time_vnni.json")
-    out = _compile_table(d["kernels"]) + ["", _provenance(d)]
+    out = _compile_table(d["kernels"]) + ["", _provenance(d) + " " + _calibration(d)]
     return "\n".join(out)
 
 
@@ -141,15 +141,25 @@ def fuzz_outcome() -> str:
         out.append(f"| {label}: `{why}` | {len(ks)} | {', '.join(k.removeprefix('fuzz_') for k in ks)} |")
     secs = [r["seconds"] for r in no if "seconds" in r]
     if secs:
-        out += ["", f"Time to the exit-3 answer (one compile each, in one process): median "
-                f"{statistics.median(secs):.2f} s, max {max(secs):.2f} s."]
-    out += ["", _provenance(d)]
+        out += ["", f"Time to the exit-3 answer (one compile each in one process, first-use pattern "
+                f"generation and proofs included): median {statistics.median(secs):.2f} s, max {max(secs):.2f} s."]
+    out += ["", _provenance(d) + " " + _calibration(d)]
     return "\n".join(out)
 
 
 def _seed_span(keys: list[str]) -> str:
     xs = sorted(int(k) for k in keys)
     return f"{xs[0]}-{xs[-1]}" if xs == list(range(xs[0], xs[-1] + 1)) else ", ".join(map(str, xs))
+
+
+def _reason_label(key: str) -> str:
+    """The operator an exit-3 reason names, or a short name for a reason that names none (the
+    campaign keeps such a reason's first 60 characters as its key)."""
+    if " " not in key:
+        return key
+    if key.startswith("no program found"):
+        return "search bounds"
+    return f"other (`{key}...`)"
 
 
 def random_campaigns() -> str:
@@ -166,7 +176,7 @@ def random_campaigns() -> str:
         res = d["results"]
         c = d["counts"]
         seed, slow = max(res.items(), key=lambda kv: kv[1]["seconds"])
-        reasons = ", ".join(f"{op} {n}" for op, n in d["exit3_by_operator"].items())
+        reasons = ", ".join(f"{_reason_label(op)} {n}" for op, n in d["exit3_by_operator"].items())
         out.append(f"| {d['target']} | {_seed_span(list(res))} | {d['ops_list']} | {d['max_ops']} | {c['ok']} "
                    f"| {c['exit3']} | {c['crash']} | {c['mismatch']} | {slow['seconds']:.1f} s (seed {seed}) "
                    f"| {reasons} |")
