@@ -16,7 +16,7 @@ best is drawn from the whole run), and a fixed Python workload is timed before, 
 and after, as the machine's speed at the time (a shared machine's drift shows in the means).
 Prints a table and writes JSON.
 
-    python bench/compile_time.py [--set paper|vnni|fuzz|stress|all] [--trials 3] [--json build/bench/compile_time.json]
+    python bench/compile_time.py [--set paper|vnni|fuzz|stress|all] [--trials 3] [--json bench/results/compile_time_<set>.json]
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def main() -> int:
     ap.add_argument("--set", default="all", choices=["paper", "vnni", "fuzz", "stress", "all"])
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--check", type=int, default=2, help="simulator checks per compiled kernel")
-    ap.add_argument("--json", default=str(ROOT / "build" / "bench" / "compile_time.json"))
+    ap.add_argument("--json", help="default bench/results/compile_time_<set>.json (docs tables read it)")
     args = ap.parse_args()
     gen = {}
     for t in ("qkv", "gemmini", "amx"):
@@ -247,11 +247,14 @@ def main() -> int:
             reasons.setdefault(r.get("reason", r["outcome"]), []).append(r["kernel"])
         for why, ks in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
             print(f"  {len(ks)} x {why}: {', '.join(ks)}")
-    out = Path(args.json)
+    from bench._meta import RESULTS, run_meta
+    out = Path(args.json) if args.json else RESULTS / f"compile_time_{args.set}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"generation_s": gen, "calibration_ms": calib, "calibration_rounds_ms": rounds,
-                                          "trials": args.trials, "kernels": recs},
-                              indent=1))
+    out.write_text(json.dumps({**run_meta(), "command": f"python bench/compile_time.py --set {args.set} "
+                               f"--trials {args.trials}", "set": args.set, "generation_s": gen,
+                               "calibration_ms": calib, "calibration_rounds_ms": rounds,
+                               "trials": args.trials, "kernels": recs},
+                              indent=1) + "\n")
     print(f"\nJSON: {out}")
     return 0
 

@@ -8,7 +8,7 @@ gemmini_add.hlo) with the same compiler and summing one per call; the composite 
 whole. Bytes moved are the description's ``hbm_bytes`` of every instruction (DRAM <-> scratchpad
 or accumulator), cycles its per-instruction estimates. Every program is checked on the simulator.
 
-    python bench/composite_movement.py [--json build/bench/composite_movement.json]
+    python bench/composite_movement.py [--json bench/results/composite_movement.json]
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def measure(acc: Accelerator, prog: Program, cost: float) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", default=str(ROOT / "build" / "bench" / "composite_movement.json"))
+    ap.add_argument("--json", help="default bench/results/composite_movement.json (docs tables read it)")
     args = ap.parse_args()
     acc = load_target("gemmini")
     lib = {}
@@ -82,9 +82,11 @@ def main() -> int:
     saved = [r["bytes_saved"] for r in rows]
     print(f"\ndata movement saved: mean {statistics.mean(saved):.1%}, max {max(saved):.1%} "
           f"over {len(rows)} composites; {sum(r['checked'] for r in rows)}/{len(rows)} checked")
-    out = Path(args.json)
+    from bench._meta import RESULTS, run_meta
+    out = Path(args.json) if args.json else RESULTS / "composite_movement.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"library": lib, "composites": rows}, indent=1))
+    out.write_text(json.dumps({**run_meta(), "command": "python bench/composite_movement.py",
+                               "library": lib, "composites": rows}, indent=1) + "\n")
     print(f"wrote {out}")
     return 0 if all(r["checked"] for r in rows) else 1
 

@@ -15,7 +15,7 @@ do: a graph that needs an unproven instantiation exits 3); the seconds of an ans
 time spent proving, which is reported apart.
 
     python bench/random_campaign.py --target gemmini --seeds 300-419 [--ops 2] [--max-ops 4]
-        [--check 2] [--check-moved] [--proofs prove|cached] [--json build/bench/random_gemmini.json]
+        [--check 2] [--check-moved] [--proofs prove|cached] [--json bench/results/random_gemmini.json]
 """
 
 from __future__ import annotations
@@ -107,12 +107,18 @@ def main(argv: list[str] | None = None) -> int:
     for s, r in results.items():
         if r["outcome"] in ("crash", "mismatch"):
             print(f"  seed {s}: {r['outcome']}: {r['reason']}")
-    path = args.json or ROOT / "build" / "bench" / f"random_{args.target}.json"
+    from bench._meta import RESULTS, run_meta
+    path = args.json or RESULTS / f"random_{args.target}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"target": args.target, "ops": ops, "dtypes": dtypes, "max_ops": args.max_ops,
+    path.write_text(json.dumps({**run_meta(), "command": "python bench/random_campaign.py " + " ".join(
+                                    sys.argv[1:] if argv is None else argv),
+                                "target": args.target, "seeds": args.seeds, "ops_list": args.ops, "ops": ops,
+                                "dtypes": dtypes, "max_ops": args.max_ops, "check": args.check,
                                 "check_moved": args.check_moved, "proofs": args.proofs,
+                                "counts": {k: counts[k] for k in ("ok", "exit3", "crash", "mismatch")},
+                                "exit3_by_operator": dict(by_op.most_common()),
                                 "proved_now": gate.proved_now, "refused": sorted(gate.skipped),
-                                "results": results}, indent=1))
+                                "results": results}, indent=1) + "\n")
     print(f"JSON: {path}")
     return 1 if counts["crash"] or counts["mismatch"] else 0
 

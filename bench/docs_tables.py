@@ -1,0 +1,277 @@
+"""The figures in docs/, rendered from the benchmarks' JSON under ``bench/results/``.
+
+A table in a Markdown file sits between two markers::
+
+    <!-- table:compile_time_paper -->
+    ... (generated: do not edit) ...
+    <!-- /table -->
+
+and its text is exactly what the renderer of that name (:data:`TABLES`) makes of the JSON it reads.
+``tests/test_docs_figures.py`` fails when a table differs from its rendering, so a figure in the docs
+is the figure of the committed JSON. After a benchmark run, regenerate the tables:
+
+    python bench/compile_time.py --set paper --trials 3   # writes bench/results/compile_time_paper.json
+    python bench/docs_tables.py --write                   # updates every marked table in docs/ and README.md
+    python bench/docs_tables.py                           # checks only; exit 1 naming the stale tables
+
+Times depend on the machine and its load (each table says which machine, date and commit measured
+it); instruction counts, outcomes and bytes are deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+
+__all__ = ["TABLES", "DocsTableError", "render", "sync_file", "stale_tables", "main"]
+
+_OPEN = re.compile(r"<!-- table:([a-z0-9_]+) -->")
+_CLOSE = "<!-- /table -->"
+
+
+class DocsTableError(Exception):
+    """A marker without its end, an unknown table name, or a missing results file (one line)."""
+
+
+def _load(name: str) -> dict:
+    path = RESULTS / name
+    if not path.exists():
+        raise DocsTableError(f"{path.relative_to(ROOT)} is missing: run the benchmark that writes it")
+    return json.loads(path.read_text())
+
+
+def _ms(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def _provenance(d: dict) -> str:
+    return (f"Measured by `{d['command']}` on {d['machine']}, {d['date']}, at commit {d['commit']}.")
+
+
+def _calibration(d: dict) -> str:
+    c = d["calibration_ms"]
+    r = d.get("calibration_rounds_ms") or []
+    between = (f", {min(r):.1f}-{max(r):.1f} ms between rounds" if r else "")
+    return (f"Machine speed during the run (a fixed Python workload, best of 5; lower is faster): "
+            f"{c[0]:.1f} ms before{between}, {c[-1]:.1f} ms after.")
+
+
+_MODULES = ("M1", "M2", "M3", "M4", "M5", "solver", "M6")
+
+
+def _compile_table(recs: list[dict]) -> list[str]:
+    lines = ["| kernel | target | instructions | checked | final best ms | final mean ms | compile best ms "
+             "| compile mean ms | first ms | M1 | M2 | M3 | M4 | M5 | of which CP-SAT | M6 |",
+             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in recs:
+        if r["outcome"] != "compiled":
+            lines.append(f"| {r['kernel']} | {r['target']} | exit 3 | - | - | - | - | - | - |"
+                         + " - |" * len(_MODULES))
+            continue
+        m = r["modules_ms"]
+        chk = "yes" if r.get("checked") else ("**no**" if "checked" in r else "-")
+        lines.append(f"| {r['kernel']} | {r['target']} | {r['instructions']} | {chk} | {_ms(r['final_best_ms'])} "
+                     f"| {_ms(r['final_mean_ms'])} | {_ms(r['total_ms'])} | {_ms(r['mean_ms'])} | {_ms(r['first_ms'])} | "
+                     + " | ".join(_ms(m[k]) for k in _MODULES) + " |")
+    return lines
+
+
+def _stat(recs: list[dict], key: str) -> str:
+    xs = [r[key] for r in recs]
+    top = max(recs, key=lambda r: r[key])
+    return (f"median {_ms(statistics.median(xs))}, mean {_ms(statistics.mean(xs))}, "
+            f"max {_ms(top[key])} ms ({top['kernel']})")
+
+
+def compile_time_paper() -> str:
+    """The paper kernels: instructions, check, time to the selected program, whole compile, M1-M6."""
+    d = _load("compile_time_paper.json")
+    recs = d["kernels"]
+    ok = [r for r in recs if r["outcome"] == "compiled"]
+    checked = sum(1 for r in ok if r.get("checked"))
+    n = d["trials"]
+    out = _compile_table(recs)
+    out += ["", f"{len(ok)} of {len(recs)} compile, {checked} check bit-exact on the simulator. "
+            f"Time to the selected program (final.time), mean of trials 2-{n}: {_stat(ok, 'final_mean_ms')}; "
+            f"best of {n}: {_stat(ok, 'final_best_ms')}. Whole compile, mean of trials 2-{n}: "
+            f"{_stat(ok, 'mean_ms')}.",
+            "", _provenance(d) + " " + _calibration(d)]
+    return "\n".join(out)
+
+
+def compile_time_vnni() -> str:
+    """K1 and K2 with B in VNNI layout."""
+    d = _load("compile_time_vnni.json")
+    out = _compile_table(d["kernels"]) + ["", _provenance(d) + " " + _calibration(d)]
+    return "\n".join(out)
+
+
+def compile_time_stress() -> str:
+    """The 391-node QKV stress kernel."""
+    d = _load("compile_time_stress.json")
+    out = _compile_table(d["kernels"]) + ["", _provenance(d) + " " + _calibration(d)]
+    return "\n".join(out)
+
+
+def fuzz_outcome() -> str:
+    """The act-gemmini-fuzz corpus: which kernels compile, the exit-3 reasons with their kernels."""
+    d = _load("compile_time_fuzz.json")
+    recs = d["kernels"]
+    ok = [r for r in recs if r["outcome"] == "compiled"]
+    no = [r for r in recs if r["outcome"] != "compiled"]
+    out = ["| outcome | kernels | which |", "|---|---:|---|"]
+    out.append(f"| compiled and checked | {sum(1 for r in ok if r.get('checked'))} | "
+               + ", ".join(f"{r['kernel']} ({r['instructions']} instructions)" for r in ok if r.get("checked")) + " |")
+    bad = [r for r in ok if not r.get("checked")]
+    if bad:
+        out.append(f"| compiled, **check failed** | {len(bad)} | " + ", ".join(r["kernel"] for r in bad) + " |")
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for r in no:
+        label = "exit 3" if r["outcome"] == "unsupported" else "**compiler error**"
+        reasons.setdefault((label, r.get("reason", r["outcome"])), []).append(r["kernel"])
+    for (label, why), ks in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        out.append(f"| {label}: `{why}` | {len(ks)} | {', '.join(k.removeprefix('fuzz_') for k in ks)} |")
+    secs = [r["seconds"] for r in no if "seconds" in r]
+    if secs:
+        out += ["", f"Time to the exit-3 answer (one compile each in one process, first-use pattern "
+                f"generation and proofs included): median {statistics.median(secs):.2f} s, max {max(secs):.2f} s."]
+    out += ["", _provenance(d) + " " + _calibration(d)]
+    return "\n".join(out)
+
+
+def _seed_span(keys: list[str]) -> str:
+    xs = sorted(int(k) for k in keys)
+    return f"{xs[0]}-{xs[-1]}" if xs == list(range(xs[0], xs[-1] + 1)) else ", ".join(map(str, xs))
+
+
+def _reason_label(key: str) -> str:
+    """The operator an exit-3 reason names, or a short name for a reason that names none (the
+    campaign keeps such a reason's first 60 characters as its key)."""
+    if " " not in key:
+        return key
+    if key.startswith("no program found"):
+        return "search bounds"
+    return f"other (`{key}...`)"
+
+
+def random_campaigns() -> str:
+    """Every ``bench/results/random_*.json``: outcome counts, slowest answer, exit-3 reasons."""
+    files = sorted(RESULTS.glob("random_*.json"))
+    if not files:
+        raise DocsTableError("no bench/results/random_*.json: run bench/random_campaign.py")
+    out = ["| target | seeds | operator list | max operators | compiled and checked | exit 3 | crashed | wrong "
+           "| slowest answer | exit-3 reasons by operator |",
+           "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+    prov = []
+    for f in files:
+        d = json.loads(f.read_text())
+        res = d["results"]
+        c = d["counts"]
+        seed, slow = max(res.items(), key=lambda kv: kv[1]["seconds"])
+        reasons = ", ".join(f"{_reason_label(op)} {n}" for op, n in d["exit3_by_operator"].items())
+        out.append(f"| {d['target']} | {_seed_span(list(res))} | {d['ops_list']} | {d['max_ops']} | {c['ok']} "
+                   f"| {c['exit3']} | {c['crash']} | {c['mismatch']} | {slow['seconds']:.1f} s (seed {seed}) "
+                   f"| {reasons} |")
+        prov.append(f"- {d['target']}: `{d['command']}` on {d['machine']}, {d['date']}, at commit {d['commit']}.")
+    return "\n".join(out + [""] + prov)
+
+
+def composite_movement() -> str:
+    """Composite kernels against the Gemmini library-call sequence: instructions, bytes, cycles."""
+    d = _load("composite_movement.json")
+    rows = d["composites"]
+    out = ["| kernel | calls | library instr | Act instr | library bytes | Act bytes | saved | library cycles "
+           "| Act cycles | checked |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        lib, act = r["library"], r["act"]
+        out.append(f"| {r['kernel']} | {'+'.join(r['calls'])} | {lib['instructions']} | {act['instructions']} "
+                   f"| {lib['bytes']} | {act['bytes']} | {r['bytes_saved']:.1%} | {lib['cycles']:g} "
+                   f"| {act['cycles']:g} | {'yes' if r['checked'] else '**no**'} |")
+    saved = [r["bytes_saved"] for r in rows]
+    out += ["", f"Data movement saved: mean {statistics.mean(saved):.1%}, max {max(saved):.1%} over "
+            f"{len(rows)} composites.", "", _provenance(d)]
+    return "\n".join(out)
+
+
+#: table name -> renderer (the name is what a ``<!-- table:NAME -->`` marker holds)
+TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
+    compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
+    composite_movement)}
+
+
+def render(name: str) -> str:
+    """The text of table ``name``, from its JSON."""
+    fn = TABLES.get(name)
+    if fn is None:
+        raise DocsTableError(f"unknown table '{name}' (known: {', '.join(TABLES)})")
+    return fn()
+
+
+def _synced(text: str, where: str) -> tuple[str, list[str]]:
+    """``text`` with every marked table rendered, and the names of the tables that differed."""
+    out, pos, stale = [], 0, []
+    for m in _OPEN.finditer(text):
+        if m.start() < pos:
+            raise DocsTableError(f"{where}: table '{m.group(1)}' starts inside another table")
+        end = text.find(_CLOSE, m.end())
+        if end < 0:
+            raise DocsTableError(f"{where}: table '{m.group(1)}' has no {_CLOSE}")
+        body = "\n\n" + render(m.group(1)).rstrip("\n") + "\n\n"
+        if text[m.end():end] != body:
+            stale.append(m.group(1))
+        out += [text[pos:m.end()], body]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), stale
+
+
+def sync_file(path: Path, write: bool = False) -> list[str]:
+    """The names of the tables in ``path`` that differ from their rendering; with ``write``,
+    rewrite them in place."""
+    text = path.read_text()
+    new, stale = _synced(text, str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path))
+    if write and new != text:
+        path.write_text(new)
+    return stale
+
+
+def stale_tables(paths: list[Path] | None = None) -> dict[str, list[str]]:
+    """Per file (relative to the repository), its stale tables; empty when every table is current."""
+    found = {}
+    for p in paths or DOCS:
+        s = sync_file(p)
+        if s:
+            found[str(p.relative_to(ROOT))] = s
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    write = "--write" in args
+    try:
+        bad = {}
+        for p in DOCS:
+            s = sync_file(p, write=write)
+            if s:
+                bad[str(p.relative_to(ROOT))] = s
+    except DocsTableError as e:
+        print(f"docs_tables: {e}", file=sys.stderr)
+        return 2
+    for f, names in bad.items():
+        print(f"{f}: {'updated' if write else 'stale'}: {', '.join(names)}")
+    if not bad:
+        print("every docs table matches bench/results")
+    return 1 if bad and not write else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
