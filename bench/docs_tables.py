@@ -202,10 +202,27 @@ def composite_movement() -> str:
     return "\n".join(out)
 
 
+def amx_emulated() -> str:
+    """The AMX emulated backend's speed and its agreement with the simulator (bench/amx_emulated.py)."""
+    d = _load("amx_emulated.json")
+    out = [f"`python bench/amx_emulated.py`, {d['date']}, {d['cpu']}, {d['gcc']}, the {d['programs']} programs "
+           f"({d['distinct_units']} distinct units, {d['instructions']} instructions); "
+           f"{d['agree_with_simulator']} of {d['programs']} agree with the simulator:", "",
+           "| measure | value |", "|---|---|",
+           f"| build, cold (gcc): mean / median / total | {d['build_cold_s_mean']:.2f} s / "
+           f"{d['build_cold_s_median']:.2f} s / {d['build_cold_s_total']:.0f} s |",
+           f"| build, cached (hash + lookup): mean | {d['build_cached_ms_mean']:.2f} ms |",
+           f"| run from a cached build (emit the C, look it up, run, read the image back) | "
+           f"{d['run_programs_per_s_end_to_end']:.0f} programs/s |",
+           f"| the process alone | {d['run_programs_per_s_process']:.0f} programs/s |",
+           f"| the functional simulator on the same programs and images | {d['simulator_programs_per_s']:.0f} programs/s |"]
+    return "\n".join(out)
+
+
 #: table name -> renderer (the name is what a ``<!-- table:NAME -->`` marker holds)
 TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
     compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
-    composite_movement)}
+    composite_movement, amx_emulated)}
 
 
 def render(name: str) -> str:
