@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from .views import View, _nz, nbytes
 if TYPE_CHECKING:
     from .search import Way
 
-__all__ = ["MovedSearch", "ShiftMemos", "moved", "uniform", "way_key"]
+__all__ = ["MovedSearch", "ShiftKey", "ShiftMemos", "moved", "uniform", "way_key"]
 
 
 class _Unmovable(Exception):
@@ -93,6 +93,14 @@ def way_key(o: Way | None) -> tuple | None:
             tuple(None if x is None else (vk(x[0]), *x[1:]) for x in o.operands), tuple(vk(p) for p in o.pieces))
 
 
+class ShiftKey(NamedTuple):
+    """A demand as its searches are shared between shifts (:meth:`MovedSearch._shift_key`)."""
+
+    key: tuple                          # the demand's key with its bytes relative to ``first``
+    first: int                          # its first base byte
+    inside: tuple[int, int] | None      # for an input, the shifts that keep its bytes inside it
+
+
 @dataclass(slots=True)
 class ShiftMemos:
     """One search's memos of :meth:`MovedSearch._shifts` and :meth:`MovedSearch._links`."""
@@ -127,10 +135,9 @@ class MovedSearch:
     #: well within the work bounds: the check's own searches count against them)
     CHECK_MOVED = False
 
-    def _shift_key(self, dem: View, key: tuple) -> tuple | None:
-        """(the demand relative to its first base byte, that byte, for an input the shifts that
-        keep its bytes inside the input, else None) for a demand on a kernel input or a computed
-        value, else None."""
+    def _shift_key(self, dem: View, key: tuple) -> ShiftKey | None:
+        """The demand relative to its first base byte (:class:`ShiftKey`) for a demand on a
+        kernel input or a computed value, else None."""
         base = dem.base
         if base is None or base.info is None or base.info.kind not in ("input", "op"):
             return None
@@ -141,7 +148,7 @@ class MovedSearch:
         lo, hi = int(d[on].min()), int(d[on].max())
         rel = np.where(on, d - lo, d)
         inside = (-lo, nbytes(base.type) - 1 - hi) if base.info.kind == "input" else None
-        return ((key[0], base, rel.tobytes(), *key[2:]), lo, inside)
+        return ShiftKey((key[0], base, rel.tobytes(), *key[2:]), lo, inside)
 
     def _moved_from(self, base: Term, d: int, opt: Way | None,
                     rec: dict[Term, tuple[float, float]]) -> tuple[Way | None, dict] | None:

@@ -185,8 +185,8 @@ class Tiler(Pruning, MovedSearch):
             return None
         shift = self._shift_key(dem, key) if self.s.shifting else None
         if shift is not None:
-            for opt, at, rec in self.s.shifted.get(shift[0], ()):
-                hit = self._moved_from(dem.base, shift[1] - at, opt, rec)   # type: ignore[arg-type]
+            for opt, at, rec in self.s.shifted.get(shift.key, ()):
+                hit = self._moved_from(dem.base, shift.first - at, opt, rec)   # type: ignore[arg-type]
                 if hit is not None:     # the same search, moved
                     best, span = hit
                     if self.CHECK_MOVED:
@@ -198,7 +198,7 @@ class Tiler(Pruning, MovedSearch):
         depth = self.s.active[key] = len(self.s.active)
         outer_low, self.s.low = self.s.low, math.inf
         outer_span = self.s.span_now
-        self.s.span_now = {} if shift is None or shift[2] is None else {dem.base: list(shift[2])}  # type: ignore[dict-item]
+        self.s.span_now = {} if shift is None or shift.inside is None else {dem.base: list(shift.inside)}  # type: ignore[dict-item]
         best = self._produce(dem, buf, part, root, shape)
         # memoized unless it met a demand still active above this one (then it may be found
         # another way once that one is done); meeting itself does not count: every
@@ -213,7 +213,7 @@ class Tiler(Pruning, MovedSearch):
             rec = {i: (r[0], r[1]) for i, r in span.items()}
             self.s.span[key] = rec
             if shift is not None:
-                self.s.shifted.setdefault(shift[0], []).append((best, shift[1], rec))
+                self.s.shifted.setdefault(shift.key, []).append((best, shift.first, rec))
         self.s.span_now = outer_span
         self._meet(span)
         self.s.low = min(outer_low, self.s.low if self.s.low < depth else math.inf)
