@@ -134,7 +134,9 @@ class Tiler(Pruning, MovedSearch):
         if ctx is None:
             ctx = CompileContext(TargetContext.of(acc))
         elif ctx.target.acc is not acc:
-            raise ValueError(f"Tiler: the compile context is for {ctx.target.acc.name}, not {acc.name}")
+            from ..driver import CompileError  # (the driver imports this package)
+
+            raise CompileError(f"tiling.Tiler: the compile context is for {ctx.target.acc.name}, not {acc.name}")
         self.acc = acc
         self.ctx = ctx
         self.target = TargetTiling.of(ctx.target)
