@@ -16,8 +16,9 @@ arithmetic (what the search needs: where each byte comes from, not its value). T
 tie the two together: ``tests/compilers/test_act_tiling_views.py`` (each operator on its own,
 random shapes and attributes: the bytes the view gathers from a random input equal the
 interpreter's result) and ``tests/compilers/test_act_amx.py::test_byte_view_of_a_layout_chain_is_the_interpreter``
-(chains). The z3 encodings (``semantics/smt.py``) and the symbolic index functions
-(``verif/symbolic.py``) are tied to the interpreter by their own tests, not to this module.
+(chains). The z3 encoding of the same operators (``semantics/smt.py``) is tied to the
+interpreter by ``tests/semantics/test_smt_vs_interp.py``; the prover's symbolic index functions
+(``verif/symbolic.py``) are not compared with this module.
 """
 
 from __future__ import annotations
