@@ -4,7 +4,8 @@ program equal to the reference bit for bit on the target's simulator, or exit 3 
 Graphs come from :func:`semantics.gen.random_graph` restricted to the operator and dtype lists of
 ``fuzz/opsets.py`` (which the random-graph test uses too; ``--ops 1`` is the first list of the
 target, ``--ops 2`` the second), one per seed. Prints the outcome counts, the
-slowest answers and the exit-3 reasons grouped by the operator they name, writes JSON, and exits
+slowest answers and the exit-3 reasons grouped by the operator they name, writes JSON (with each
+compiled program's SHA-256 over its assembly text, to compare two revisions' programs), and exits
 1 if any graph crashed the compiler or compiled to a wrong program (a compiler bug: the JSON keeps
 its seed).
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
 import json
 import re
 import sys
@@ -35,6 +37,7 @@ from compilers.act import Unsupported, compile_graph  # noqa: E402
 from compilers.act.check import check_program  # noqa: E402
 from compilers.act.rewrite import IrRules, ProofGate  # noqa: E402
 from compilers.act.tiling import Tiler  # noqa: E402
+from compilers.program import print_asm  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402
 from fuzz.opsets import OPSETS as OPS  # noqa: E402  (operators, dtypes) per (target, list number)
@@ -88,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             chk = check_program(g, acc, res.program, args.check, seed=seed)
             rec = ({"outcome": "ok", "instructions": len(res.program)} if chk.ok
                    else {"outcome": "mismatch", "reason": chk.message})
+            rec["sha256"] = hashlib.sha256(print_asm(res.program).encode()).hexdigest()   # the program's text
         rec["seconds"] = round(time.perf_counter() - t0 - (gate.seconds - proving), 3)
         results[seed] = rec
     counts = collections.Counter(r["outcome"] for r in results.values())

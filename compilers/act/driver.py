@@ -32,6 +32,7 @@ from semantics.ir import Graph
 from ..isa import Accelerator
 from ..program import Program
 from . import phase1, phase2
+from .context import CompileContext, TargetContext
 from .egraph import EGraph, NodeInfo
 from .rewrite import IrRules, ProofGate
 
@@ -248,13 +249,12 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
             # else: a pii graph exists but has more than Γ(k) piis: raise k (§5.4)
     if stats.candidates == 0:
         # completeness fallback (§5.2.3, §4.2.3): tiling with the identity instructions
-        from . import tiling
-
+        ctx = CompileContext(TargetContext.of(acc))
         t = time.perf_counter()
-        proof_s, gen_s = rules.gate.seconds, tiling.GEN_SECONDS[0]
-        pg, why = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo), isa)
+        proof_s, gen_s = rules.gate.seconds, ctx.seconds.get("gen", 0.0)
+        pg, why = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo), isa, ctx)
         last_reason = why or last_reason
-        proof_s, gen_s = rules.gate.seconds - proof_s, tiling.GEN_SECONDS[0] - gen_s
+        proof_s, gen_s = rules.gate.seconds - proof_s, ctx.seconds.get("gen", 0.0) - gen_s
         stats.add("proofs", proof_s)
         stats.add("gen", gen_s)
         stats.add("M3", time.perf_counter() - t - proof_s - gen_s)
@@ -284,11 +284,13 @@ def tiling_forms(eg: EGraph, memo: dict) -> object:
 
 
 def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules,
-           forms: object = None, isa: phase1.IsaRules | None = None) -> tuple[phase1.PiiGraph | None, str]:
+           forms: object = None, isa: phase1.IsaRules | None = None,
+           ctx: CompileContext | None = None) -> tuple[phase1.PiiGraph | None, str]:
     """The pii graph of :mod:`.tiling` (slice^H / concat^H), or None with the tiler's reason
     where it has a better one than the e-graph's ("" else). It sees every form of a
     kernel value that M2's proven rewrites put in its e-class; its identities beyond data
-    movement are used only where the library rule stating them passes the proof gate."""
+    movement are used only where the library rule stating them passes the proof gate. The
+    seconds it spends generating g_θ(α) go to ``ctx``'s timer "gen"."""
     from rewrite_rules.library import load
     from semantics.types import TupleType
 
@@ -313,7 +315,7 @@ def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules
         for tt in ts:
             dims.update(int(d) for d in tt.shape)
             dims.add(tt.dtype.nbytes)
-    tl = tiling.Tiler(acc, dims, identity, kernel.inputs, forms, isa, rules.gate)  # type: ignore[arg-type]
+    tl = tiling.Tiler(acc, dims, identity, kernel.inputs, forms, isa, rules.gate, ctx=ctx)  # type: ignore[arg-type]
     pg = tl.build([tl.forms.view_of(r) for r in kernel.roots])
     return pg, tl.reason
 

@@ -951,6 +951,7 @@ def test_the_tiling_memoizes_a_demand_that_only_meets_itself() -> None:
     import numpy as np
 
     from compilers.act import tiling
+    from compilers.act.tiling.search import _Search
 
     views = {n: tiling.View(None, np.full(4, -1 - i, dtype=np.int64)) for i, n in enumerate("RXYABC")}
     name = {v.key: n for n, v in views.items()}
@@ -959,7 +960,7 @@ def test_the_tiling_memoizes_a_demand_that_only_meets_itself() -> None:
 
     class Fake(tiling.Tiler):
         def __init__(self) -> None:
-            self.s = tiling._Search()
+            self.s = _Search()
             self.demands, self.staging, self.tries = 0, 0, 0
 
         def _produce(self, dem, buf, part, root=False, shape=None):  # noqa: ANN001, ANN202
@@ -986,7 +987,7 @@ def test_the_computable_test_is_decided_once_per_e_class(monkeypatch) -> None:
     acc = load_target("gemmini")
     reads = {"views": 0, "enodes": 0}
     inside = [False]
-    call = tiling._Views.__call__
+    call = tiling.Views.__call__
 
     def counted(self, t):  # noqa: ANN001, ANN202
         if inside[0]:
@@ -1003,7 +1004,7 @@ def test_the_computable_test_is_decided_once_per_e_class(monkeypatch) -> None:
         finally:
             inside[0] = False
 
-    monkeypatch.setattr(tiling._Views, "__call__", counted)
+    monkeypatch.setattr(tiling.Views, "__call__", counted)
     monkeypatch.setattr(tiling.Tiler, "_ok", in_ok)
     with pytest.raises(Unsupported, match=r"no instruction computes add on s8\[16, 16\]"):
         compile_graph(g, acc, rules=_proven(acc))

@@ -281,22 +281,26 @@ def test_a_larger_k1_fits_the_demand_bound(amx_rules) -> None:  # noqa: ANN001
 
 
 def test_alpha_tables_are_shared_per_target_and_dimensions() -> None:
-    """tiling._alpha_tables is a pure function of the description and the α domain: the table a
-    Tiler reuses (same accelerator, same dimensions) equals one computed afresh, and other
-    dimensions get their own."""
+    """tiling.tops.alpha_tables is a pure function of the description and the α domain: the table
+    a Tiler reuses (same accelerator, same dimensions: the target's TargetTiling keeps it) equals
+    one computed afresh, and other dimensions get their own."""
     from compilers.act import tiling
+    from compilers.act.context import TargetContext
+    from compilers.act.tiling.tops import TargetTiling, alpha_tables
 
     acc = load_target("amx")
-    a = tiling.Tiler(acc, {16, 64}, None, [])
-    b = tiling.Tiler(acc, {16, 64}, None, [])
-    c = tiling.Tiler(acc, {32}, None, [])
-    assert a.by_out is b.by_out and a.stacks is b.stacks and a.by_out is not c.by_out
+    a = tiling.Tiler(acc, {16, 64}, None, []).tables
+    b = tiling.Tiler(acc, {16, 64}, None, []).tables
+    c = tiling.Tiler(acc, {32}, None, []).tables
+    assert a is b and a.stacks is b.stacks and a.by_out is not c.by_out
     dims = (16, 64)     # as Tiler widens them: times and divided by 2 and 4
     doms = set(dims) | {d * k for d in dims for k in (2, 4)} | {d // k for d in dims for k in (2, 4)}
-    by_out, tops, writers, sizes, store, normed = tiling._alpha_tables(acc, doms)
+    t = alpha_tables(TargetTiling.of(TargetContext.of(acc)), doms)
+    by_out, tops, writers = t.by_out, t.tops, t.writers
     assert {k: [(i.name, al) for i, al in v] for k, v in by_out.items()} == \
         {k: [(i.name, al) for i, al in v] for k, v in a.by_out.items()}
-    assert (tops, writers, sizes, store, normed) == (a.tops, a.writers, a.piece_sizes, a.min_store, a.normed)
+    assert (tops, writers, t.piece_sizes, t.min_store, t.normed) == \
+        (a.tops, a.writers, a.piece_sizes, a.min_store, a.normed)
     # per buffer, the tops of the instructions that write it, each once
     assert writers == {buf: list(dict.fromkeys(t for (b, _), v in by_out.items() if b == buf for i, _ in v
                                                for t in tops[i.name]))
@@ -306,37 +310,43 @@ def test_alpha_tables_are_shared_per_target_and_dimensions() -> None:
 def test_repeated_compiles_keep_no_kernel_views(amx_rules, monkeypatch) -> None:  # noqa: ANN001
     """A campaign compiles thousands of kernels in one process: the kernel's byte views (about
     1 MB per AMX compile) live with the compile (Forms.view_of), only the patterns' views in the
-    module's memo, and the id-keyed per-object memos are bounded."""
-    from compilers.act import rewrite, tiling
+    target's memo (TargetTiling.views), and the id-keyed per-object memos are bounded."""
+    from compilers.act import rewrite
+    from compilers.act.context import TargetContext
+    from compilers.act.tiling.tops import TargetTiling
 
     acc, rules = amx_rules
     g = parse_file(PAPER / "amx_k4.hlo")
     compile_graph(g, acc, rules=rules)
-    n = len(tiling.view_of.memo)
+    views = TargetTiling.of(TargetContext.of(acc)).views
+    n = len(views.memo)
     compile_graph(g, acc, rules=rules)
-    assert len(tiling.view_of.memo) == n
+    assert len(views.memo) == n
     monkeypatch.setattr(rewrite, "_ATTRS_MAX", 8)
-    monkeypatch.setattr(tiling, "_NB_MAX", 8)
     compile_graph(g, acc, rules=rules)
-    assert len(tiling.view_of.memo) == n
-    assert len(rewrite._ATTRS) <= 8 and len(tiling._NB) <= 8
+    assert len(views.memo) == n
+    assert len(rewrite._ATTRS) <= 8
 
 
 def test_pattern_caches_are_bounded_and_refill_alike(amx_rules, monkeypatch) -> None:  # noqa: ANN001
     """A campaign over many shapes generates g_θ(α) for every new α (a random 20-element kernel:
     ~10,000 patterns). Past their bounds the pattern caches are emptied at the next compile's
     start; they refill with equal patterns, so the program is the same."""
-    from compilers.act import phase1, tiling
+    from compilers.act import phase1
+    from compilers.act.context import TargetContext
+    from compilers.act.tiling import tops
+    from compilers.act.tiling.tops import TargetTiling
 
     acc, rules = amx_rules
     g = parse_file(PAPER / "amx_k4.hlo")
     before = compile_graph(g, acc, rules=rules).program
-    old = {k: r for k, r in tiling._RULES.items() if r is not None}
-    monkeypatch.setattr(tiling, "MAX_RULES", 1)
+    cache = TargetTiling.of(TargetContext.of(acc)).rules
+    old = {k: r for k, r in cache.items() if r is not None}
+    monkeypatch.setattr(tops, "MAX_RULES", 1)
     monkeypatch.setattr(phase1, "MAX_PATTERNS", 1)
     after = compile_graph(g, acc, rules=rules).program
     assert after == before
-    again = {k: r for k, r in tiling._RULES.items() if r is not None}
+    again = {k: r for k, r in cache.items() if r is not None}
     assert again and all(again[k] is not old[k] for k in again.keys() & old.keys())
 
 
@@ -423,21 +433,23 @@ def test_s32_lanes_with_a_masked_tail(amx_rules) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("target", ["amx", "gemmini", "qkv"])
 def test_computing_ops_cover_every_pattern(target: str) -> None:
-    """tiling._computing_ops reads the operators from the description's semantics text: every
+    """TargetTiling.ops reads the operators from the description's semantics text: every
     operator of every g_θ(α) (sampled α) is among them, or the search's necessary condition
     (Tiler._ok) would turn away values an instruction computes."""
-    from compilers.act import tiling
+    from compilers.act.context import TargetContext
     from compilers.act.phase1 import IsaRules
+    from compilers.act.tiling.tops import TargetTiling
 
     acc = load_target(target)
-    ops = tiling._computing_ops(acc)
+    tt = TargetTiling.of(TargetContext.of(acc))
+    ops = tt.ops
     gen = IsaRules(acc)
     seen = 0
     for ins in acc.instructions.values():
         for i, alpha in enumerate(gen._candidates(ins, {1, 2, 3, 4, 5, 8, 16, 64})):
             if i % 11:
                 continue
-            r = tiling._rule(acc, ins, alpha)
+            r = tt.rule(ins, alpha)
             if r is None:
                 continue
             seen += 1
@@ -686,17 +698,17 @@ def test_moved_searches_keep_the_program_on_layout_chains(kind: str, rows: int, 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(st.integers(0, 20), st.integers(-3, -1), st.just(DC)), max_size=24), st.integers(-26, 26))
 def test_uniform_shift_is_its_definition(codes: list[int], sh: int) -> None:
-    """tiling._uniform: ok exactly when one s makes byte p + sh the base byte q + s wherever byte
+    """tiling.moved.uniform: ok exactly when one s makes byte p + sh the base byte q + s wherever byte
     p is base byte q, and the same constant / don't-care wherever it is one, for every p with p
     and p + sh in the view; s is that shift (None where no such p is a base byte)."""
-    from compilers.act.tiling import _uniform
+    from compilers.act.tiling.moved import uniform
 
     idx = np.array(codes, dtype=np.int64)
     n = len(codes)
     pairs = [(codes[p], codes[p + sh]) for p in range(n) if 0 <= p + sh < n]
     diffs = {b - a for a, b in pairs if a >= 0 and b >= 0}
     ok = all((a >= 0) == (b >= 0) and (a >= 0 or a == b) for a, b in pairs) and len(diffs) <= 1
-    assert _uniform(idx, sh) == (ok, (next(iter(diffs)) if diffs else None) if ok else None)
+    assert uniform(idx, sh) == (ok, (next(iter(diffs)) if diffs else None) if ok else None)
 
 
 @settings(max_examples=300, deadline=None)
@@ -707,9 +719,10 @@ def test_a_recorded_shift_range_keeps_every_bounds_outcome(tests, size: int, d: 
     test (length bytes at offset o of an input of size bytes) comes out as it did: inside the
     range, every outcome at o + d equals the outcome at o."""
     from compilers.act import tiling
+    from compilers.act.tiling.search import _Search
 
     tl = tiling.Tiler.__new__(tiling.Tiler)
-    tl.s = tiling._Search()
+    tl.s = _Search()
     tl.s.span_now = {}
     inp = object()      # the input the tests read (a key of the search's record)
     for o, length in tests:
@@ -766,10 +779,10 @@ def test_elements_reads_whole_base_elements(nb: int, n: int, data) -> None:  # n
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 5), st.integers(1, 5), st.data())
 def test_one_value_per_line_is_its_definition(m: int, n: int, data) -> None:  # noqa: ANN001
-    """tiling._one_per_line (the dot match's row and column test, whole arrays at once) against
+    """tiling.matching._one_per_line (the dot match's row and column test, whole arrays at once) against
     the line-by-line definition: per line the distinct values at its valid places, one or
     none (-1), else None."""
-    from compilers.act import tiling
+    from compilers.act.tiling.matching import _one_per_line
 
     v = np.array(data.draw(st.lists(st.integers(0, 3), min_size=m * n, max_size=m * n)), dtype=np.int64).reshape(m, n)
     valid = np.array(data.draw(st.lists(st.booleans(), min_size=m * n, max_size=m * n))).reshape(m, n)
@@ -782,7 +795,7 @@ def test_one_value_per_line_is_its_definition(m: int, n: int, data) -> None:  # 
                 want = None
                 break
             want.append(distinct[0] if distinct else -1)
-        got = tiling._one_per_line(valid, v, axis)
+        got = _one_per_line(valid, v, axis)
         assert (got is None) == (want is None)
         if want is not None:
             assert got.tolist() == want
@@ -814,7 +827,6 @@ def _rejections(g, acc, rules, monkeypatch) -> dict[str, int]:  # noqa: ANN001
     (up to 8 per instruction and demanded operator) that the top tests reject -- the
     instruction's (its first α's top, moves let through) or the α's own -- must compute
     nothing for the demand (Tiler._try, unbounded). Returns the count checked per instruction."""
-    from compilers.act import tiling
 
     seen = _searched_demands(g, acc, rules, monkeypatch)
     rejected: dict[str, int] = {}
@@ -824,13 +836,13 @@ def _rejections(g, acc, rules, monkeypatch) -> dict[str, int]:  # noqa: ANN001
         if base is None or base.info is None or base.info.kind != "op":
             continue
         bases = [base] + tl.forms.bases(dem)
-        for ins, alpha in tl.by_out.get((buf, len(dem)), ()):
+        for ins, alpha in tl.tables.by_out.get((buf, len(dem)), ()):
             key = (ins.name, base.info.name)
             if per.get(key, 0) >= 8:
                 continue
-            whole = any(tl._may_match(t, "op", b, moves=False) for t in tl.tops[ins.name] for b in bases)
+            whole = any(tl._may_match(t, "op", b, moves=False) for t in tl.tables.tops[ins.name] for b in bases)
             r = tl._rule(ins, alpha)
-            if r is None or (whole and any(tl._may_match(tiling._top(r), "op", b) for b in bases)):
+            if r is None or (whole and any(tl._may_match(tl.target.top(r), "op", b) for b in bases)):
                 continue
             per[key] = per.get(key, 0) + 1
             rejected[ins.name] = rejected.get(ins.name, 0) + 1
@@ -845,7 +857,6 @@ def test_an_integer_add_of_zero_is_no_copy_within_its_buffer(amx_rules, monkeypa
     meet it as a cycle, after generating and matching it: amx_k5's M3 22 -> 32 ms). Without
     ``out`` the same top may match, and every binding the unbounded _try finds for it reads
     the demand's own bytes from zmm."""
-    from compilers.act import tiling
 
     acc, rules = amx_rules
     seen = _searched_demands(parse_file(PAPER / "amx_k3.hlo"), acc, rules, monkeypatch)
@@ -857,7 +868,7 @@ def test_an_integer_add_of_zero_is_no_copy_within_its_buffer(amx_rules, monkeypa
             continue
         for name in ("vpaddd", "vpaddb"):
             r = tl._rule(acc.instructions[name], {})
-            top = tiling._top(r)
+            top = tl.target.top(r)
             assert not tl._may_match(top, "op", base, out="zmm")
             assert tl._may_match(top, "op", base)
             checked += 1
@@ -929,17 +940,17 @@ def test_a_partial_contraction_is_not_tried_on_a_whole_one(amx_rules, monkeypatc
     can compute a tile of the dot, so it is the one tried, once per C tile searched (2: the two
     of the second 16 rows take the first two's searches moved); the operator test alone tried
     all 8 sizes of each. The same program either way."""
-    from compilers.act import tiling
+    from compilers.act.tiling.tops import meeting
 
     def operators_only(cls):  # noqa: ANN001, ANN202
         class Plain(cls):
             def _may_match(self, top, bkind, base, seen=frozenset(), moves=True, out=None):  # noqa: ANN001, ANN202
-                if top[0] != "op" or bkind != "op" or base is None:
+                if top.kind != "op" or bkind != "op" or base is None:
                     return super()._may_match(top, bkind, base, seen, moves, out)
-                if top[2] != base.type.dtype:
+                if top.dtype != base.type.dtype:
                     return False
-                return top[1] in tiling._meeting(base.info.name) or any(
-                    self._may_match(t, bkind, base, seen, moves, out) for t in top[3])
+                return top.name in meeting(base.info.name) or any(
+                    self._may_match(t, bkind, base, seen, moves, out) for t in top.subs)
         return Plain
 
     tdp, (prog, tries), (plain_prog, plain_tries), plain_tdp = _instruction_tries(
@@ -977,6 +988,7 @@ def _writer_tops(target: str, dims: set[int], normalized: bool = False) -> dict[
     from compilers.act import tiling
     from compilers.act.phase1 import IsaRules
     from compilers.act.rewrite import IrRules, ProofGate
+    from compilers.act.tiling.tops import sizeless
     from compilers.isa import HBM
 
     acc = load_target(target)
@@ -987,15 +999,15 @@ def _writer_tops(target: str, dims: set[int], normalized: bool = False) -> dict[
         isa = IsaRules(acc, rules.normalize, cache_key=(id(rules.insts), False))
     tl = tiling.Tiler(acc, dims, lambda *a: False, [], isa=isa, gate=gate)
     tops: dict[str, set] = {}
-    for (buf, _), entries in tl.by_out.items():
+    for (buf, _), entries in tl.tables.by_out.items():
         if buf == HBM:
             continue
         for ins, alpha in entries:
             r = tl._rule(ins, alpha)
             if r is not None:
-                tops.setdefault(ins.name, set()).add(tiling._sizeless(tiling._top(r), kids=True))
+                tops.setdefault(ins.name, set()).add(sizeless(tl.target.top(r), kids=True))
     assert tops
-    return {name: ts for name, ts in tops.items() if ts != set(tl.tops[name])}
+    return {name: ts for name, ts in tops.items() if ts != set(tl.tables.tops[name])}
 
 
 @pytest.mark.parametrize("target,dims,normalized", [("amx", {3, 16, 32, 64}, False), ("qkv", {16, 64}, False),
@@ -1004,7 +1016,7 @@ def _writer_tops(target: str, dims: set[int], normalized: bool = False) -> dict[
 def test_writers_of_buffers_have_their_tops(target: str, dims: set[int], normalized: bool) -> None:
     """Tiler._holds and Tiler._produce_any's instruction filter read each instruction that
     writes a buffer other than HBM by the tops of one α per combination of the values of its
-    attributes that are not sizes (tiling._valued: named in no slice), operand tops included
+    attributes that are not sizes (tiling.tops.valued: named in no slice), operand tops included
     (sizes left out): every α of those instructions has one of those tops, with the patterns as
     lowered and as normalized by phase 1 (where Gemmini's ReLU, accumulate and rounding-shift α
     give several: a shift by 1 loses a step; stores into HBM do not: a strided one's
