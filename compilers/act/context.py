@@ -14,7 +14,6 @@ emptied when full, so a campaign of thousands of kernels does not grow them with
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 __all__ = ["TargetContext", "CompileContext"]
@@ -56,8 +55,7 @@ class _Memos:
 class TargetContext(_Memos):
     """Act's caches for one target description; lives as long as the description object."""
 
-    __slots__ = ("acc", "__weakref__")
-    _BY_ACC: weakref.WeakKeyDictionary[Any, TargetContext] = weakref.WeakKeyDictionary()
+    __slots__ = ("acc",)
 
     def __init__(self, acc: Any) -> None:
         super().__init__()
@@ -65,10 +63,12 @@ class TargetContext(_Memos):
 
     @classmethod
     def of(cls, acc: Any) -> TargetContext:
-        """The context of ``acc`` (one per description object, made on first use)."""
-        ctx = cls._BY_ACC.get(acc)
+        """The context of ``acc`` (one per description object, made on first use). It is kept on the
+        description object itself, so it is dropped with it (a registry keyed by the description
+        would keep both alive: the context's caches refer back to the description)."""
+        ctx = acc.__dict__.get("_act_context")
         if ctx is None:
-            ctx = cls._BY_ACC[acc] = cls(acc)
+            ctx = acc.__dict__["_act_context"] = cls(acc)
         return ctx
 
 

@@ -48,3 +48,22 @@ def test_the_target_caches_are_emptied_together(monkeypatch) -> None:  # noqa: A
     assert after is not before and list(tt.tables_memo.values()) == [after]
     again = {k: r for k, r in tt.rules.items() if r is not None}
     assert again.keys() & old.keys() and all(again[k] is not old[k] for k in again.keys() & old.keys())
+
+
+def test_a_target_context_is_dropped_with_its_description() -> None:
+    """The context lives on the description object: once the description is gone, so are its
+    caches (a registry keyed by the description would keep both alive through the caches)."""
+    import gc
+    import weakref
+
+    from compilers.act.context import TargetContext
+    from compilers.isa import Accelerator
+
+    acc = Accelerator("scratch", hbm_size=64)
+    ctx = TargetContext.of(acc)
+    ctx.memo("m")["k"] = acc            # a cache that refers back to its description
+    assert TargetContext.of(acc) is ctx
+    gone = weakref.ref(ctx)
+    del acc, ctx
+    gc.collect()
+    assert gone() is None
