@@ -55,7 +55,7 @@ class _Memos:
 class TargetContext(_Memos):
     """Act's caches for one target description; lives as long as the description object."""
 
-    __slots__ = ("acc",)
+    __slots__ = ("acc", "__weakref__")
 
     def __init__(self, acc: Any) -> None:
         super().__init__()
