@@ -33,11 +33,12 @@ sys.path.insert(0, str(ROOT))
 
 from compilers.act import Unsupported, compile_graph  # noqa: E402
 from compilers.act.check import check_program  # noqa: E402
-from compilers.act.rewrite import IrRules, ProofGate  # noqa: E402
+from compilers.act.rewrite import IrRules  # noqa: E402
 from compilers.act.tiling import Tiler  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402
 from tests.compilers import test_act_random as lists  # noqa: E402
+from verif.gate import ProofGate  # noqa: E402
 
 #: (operators, dtypes) per target and list number, as the random-graph test uses them
 OPS = {

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from compilers.act import Unsupported, compile_graph
 from compilers.act.check import check_program
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.act.terms import lower
 from compilers.act.tiling import DC, view_of
 from compilers.amx_emit import emit_c
@@ -26,6 +26,7 @@ from compilers.isa import HBM
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.interp import evaluate
+from verif.gate import ProofGate
 
 PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
 
@@ -307,7 +308,7 @@ def test_repeated_compiles_keep_no_kernel_views(amx_rules, monkeypatch) -> None:
     """A campaign compiles thousands of kernels in one process: the kernel's byte views (about
     1 MB per AMX compile) live with the compile (Forms.view_of), only the patterns' views in the
     module's memo, and the id-keyed per-object memos are bounded."""
-    from compilers.act import rewrite, tiling
+    from compilers.act import tiling
 
     acc, rules = amx_rules
     g = parse_file(PAPER / "amx_k4.hlo")
@@ -315,25 +316,24 @@ def test_repeated_compiles_keep_no_kernel_views(amx_rules, monkeypatch) -> None:
     n = len(tiling.view_of.memo)
     compile_graph(g, acc, rules=rules)
     assert len(tiling.view_of.memo) == n
-    monkeypatch.setattr(rewrite, "_ATTRS_MAX", 8)
     monkeypatch.setattr(tiling, "_NB_MAX", 8)
     compile_graph(g, acc, rules=rules)
     assert len(tiling.view_of.memo) == n
-    assert len(rewrite._ATTRS) <= 8 and len(tiling._NB) <= 8
+    assert len(tiling._NB) <= 8
 
 
 def test_pattern_caches_are_bounded_and_refill_alike(amx_rules, monkeypatch) -> None:  # noqa: ANN001
     """A campaign over many shapes generates g_θ(α) for every new α (a random 20-element kernel:
     ~10,000 patterns). Past their bounds the pattern caches are emptied at the next compile's
     start; they refill with equal patterns, so the program is the same."""
-    from compilers.act import phase1, tiling
+    from compilers.act import isa_rules, tiling
 
     acc, rules = amx_rules
     g = parse_file(PAPER / "amx_k4.hlo")
     before = compile_graph(g, acc, rules=rules).program
     old = {k: r for k, r in tiling._RULES.items() if r is not None}
     monkeypatch.setattr(tiling, "MAX_RULES", 1)
-    monkeypatch.setattr(phase1, "MAX_PATTERNS", 1)
+    monkeypatch.setattr(isa_rules, "MAX_PATTERNS", 1)
     after = compile_graph(g, acc, rules=rules).program
     assert after == before
     again = {k: r for k, r in tiling._RULES.items() if r is not None}
@@ -976,8 +976,9 @@ def _writer_tops(target: str, dims: set[int], normalized: bool = False) -> dict[
     them, the proof cache's rules only)."""
     from compilers.act import tiling
     from compilers.act.phase1 import IsaRules
-    from compilers.act.rewrite import IrRules, ProofGate
+    from compilers.act.rewrite import IrRules
     from compilers.isa import HBM
+    from verif.gate import ProofGate
 
     acc = load_target(target)
     isa = gate = None

@@ -14,12 +14,13 @@ from compilers.act import compile_graph
 from compilers.act.check import check_program
 from compilers.act.egraph import NodeInfo
 from compilers.act.fold import evaluate
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.act.terms import canon_attrs, eval_op, region_of
 from compilers.targets import load_target
 from semantics.dtypes import DTYPES
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.types import TensorType
+from verif.gate import ProofGate
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 

@@ -12,13 +12,14 @@ import pytest
 from accv.cli import main
 from compilers.act import Unsupported, compile_graph
 from compilers.act.check import check_program
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.gemmini_stream import encode
 from compilers.targets import load_target
 from rewrite_rules.instantiate import emit, evaluator
 from rewrite_rules.library import load
 from semantics.hlo_parser import parse_file
 from semantics.interp import evaluate
+from verif.gate import ProofGate
 
 PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
 

@@ -15,9 +15,10 @@ import pytest
 
 from compilers.act import Unsupported, compile_graph
 from compilers.act.check import check_program
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.targets import load_target
 from semantics.gen import random_graph
+from verif.gate import ProofGate
 
 _GEMMINI_1 = "dot,add,convert,clamp,broadcast,transpose,maximum,multiply,reshape"
 _GEMMINI_2 = _GEMMINI_1 + ",slice,concatenate"
