@@ -126,7 +126,7 @@ def test_ground_dropping_rules_run_forward() -> None:
     """Saturation runs the rules that drop a variable for a constant (they make classes
     constant) or for one of their variables (they unite two classes), and leaves the others to
     pattern normalization."""
-    from compilers.act.rewrite import _forward
+    from compilers.act.instantiate import _forward
 
     rules = IrRules.for_target(load_target("gemmini"))
     insts = rules.insts.ordered({("s8", 2), ("pred", 2)}, "shrinking")
