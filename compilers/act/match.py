@@ -148,6 +148,7 @@ class Binding:
 
 
 _new_binding = object.__new__
+_UNSET: Any = object()
 
 
 def _z3_kind(f: InstFacts, pv: Any) -> tuple[str, Any]:
@@ -336,9 +337,8 @@ class Matcher:
                 # memoized per (expression, binding): an expression left without a value raises
                 # with its text, which z3 prints slowly, and the same match recurs every round
                 dkey = (id(pv), sym)
-                if dkey in f.deferred:
-                    val = f.deferred[dkey]
-                else:
+                val = f.deferred.get(dkey, _UNSET)
+                if val is _UNSET:
                     ev = ev or evaluator_of(f, b)
                     try:
                         val = ev(pv)
@@ -362,9 +362,8 @@ class Matcher:
                 if lit is None:
                     return False
                 gkey = (id(node), sym)
-                if gkey in f.ground:
-                    want = f.ground[gkey]
-                else:
+                want = f.ground.get(gkey, _UNSET)
+                if want is _UNSET:
                     (g,) = emit({}, [node], DTYPES[self.inst.dtype], ev, "ground")
                     w = lower(g)
                     want = f.ground[gkey] = w.info.literal if w.is_lit else None  # type: ignore[union-attr]

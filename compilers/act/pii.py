@@ -2,8 +2,9 @@
 (:mod:`.tiling`) hand to phase 2 -- the instructions θ_{α,?} with their α fixed and β open, their
 operands, and the identity nodes (an input's bytes, constants, concat^H).
 
-What belongs here: the declarations :class:`PiiNode` (frozen: a node, once made, never changes;
-a variant is a :func:`dataclasses.replace` of it) and :class:`PiiGraph` (nodes listed in the order
+What belongs here: the declarations :class:`PiiNode` (a node, once made, is never changed: a
+variant is a :func:`dataclasses.replace` of it; not ``frozen=True``, whose ``__init__`` costs 4x
+and a compile makes hundreds of nodes) and :class:`PiiGraph` (nodes listed in the order
 they were made, operands before users; the roots are the kernel's outputs), and
 :func:`pii_parts`, which reads a pii e-node's α and operands.
 """
@@ -23,7 +24,7 @@ __all__ = ["PiiNode", "PiiGraph", "pii_parts", "PartsMemo"]
 PartsMemo = dict[int, tuple[NodeInfo, tuple[dict[str, int], set[int], list[str]]]]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PiiNode:
     """One node of a pii graph: an instruction θ_{α,?} (``instr``), a flattened input (from byte
     ``offset`` on: slice^H of an input), a constant, or concat^H of HBM pieces (``operands`` at

@@ -23,6 +23,7 @@ its :class:`~compilers.act.context.TargetContext`; the instantiations carry thei
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from rewrite_rules.dsl import Rule
 from rewrite_rules.instantiate import emit
@@ -40,6 +41,8 @@ from .seminaive import Changes
 from .terms import Term, lower
 
 __all__ = ["IrRules", "Inst", "Instantiations", "ProofGate", "Matcher", "first_instantiation"]
+
+_UNSET: Any = object()
 
 
 def _insert_with(eg: EGraph, t: Term, leaves: dict[int, int], memo: dict[int, tuple[Term, int]],
@@ -160,10 +163,8 @@ class IrRules:
         names = sorted(inst.tensors)
         types = tuple(view.ctype(b.tv[nm]) for nm in names)
         key = (tuple(sorted(b.sym.items())), types)
-        rhs: Term | None
-        if key in f.rhs:
-            rhs = f.rhs[key]
-        else:
+        rhs: Term | None = f.rhs.get(key, _UNSET)
+        if rhs is _UNSET:
             try:
                 (g,) = emit(inst.tensors, [inst.rhs], DTYPES[inst.dtype], evaluator_of(f, b), "rhs")
                 rhs = lower(g, params=[Term(None, (), i, ty) for i, ty in enumerate(types)])
