@@ -202,9 +202,10 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
     """Compile ``args.file`` for ``args.target``, write the assembly (and the stream / C form) and
     print the one-line summary; shared by ``compile`` and ``check``."""
     from compilers.act import Unsupported, compile_graph
-    from compilers.act.rewrite import IrRules, ProofGate
+    from compilers.act.rewrite import IrRules
     from compilers.program import print_asm
     from compilers.targets import load_target
+    from verif.gate import ProofGate
 
     g = _read_graph(args.file)
     acc = load_target(args.target)

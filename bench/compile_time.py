@@ -34,10 +34,11 @@ sys.path.insert(0, str(ROOT))
 
 from compilers.act import Unsupported, compile_graph  # noqa: E402
 from compilers.act.check import check_program  # noqa: E402
-from compilers.act.rewrite import IrRules, ProofGate  # noqa: E402
+from compilers.act.rewrite import IrRules  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.errors import AccvError  # noqa: E402
 from semantics.hlo_parser import parse_file, parse_hlo  # noqa: E402
+from verif.gate import ProofGate  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 RULES: dict[str, IrRules] = {}      # per target: the rules behind a gate that proves what is missing

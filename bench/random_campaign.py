@@ -35,12 +35,13 @@ sys.path.insert(0, str(ROOT))
 
 from compilers.act import Unsupported, compile_graph  # noqa: E402
 from compilers.act.check import check_program  # noqa: E402
-from compilers.act.rewrite import IrRules, ProofGate  # noqa: E402
+from compilers.act.rewrite import IrRules  # noqa: E402
 from compilers.act.tiling import Tiler  # noqa: E402
 from compilers.program import print_asm  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402
 from fuzz.opsets import OPSETS as OPS  # noqa: E402  (operators, dtypes) per (target, list number)
+from verif.gate import ProofGate  # noqa: E402
 
 
 def _seeds(text: str) -> list[int]:

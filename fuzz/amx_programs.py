@@ -73,7 +73,8 @@ def compile_set(out: Path, which: Iterable[str] | None = None, log: bool = False
     ``programs.json`` (merged with the manifest already there, in :func:`names` order); returns the
     manifest, name -> instruction count."""
     from compilers.act import Unsupported, compile_graph
-    from compilers.act.rewrite import IrRules, ProofGate
+    from compilers.act.rewrite import IrRules
+    from verif.gate import ProofGate
     from compilers.targets import load_target
 
     acc = load_target("amx")

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from compilers.act import Unsupported, compile_graph  # noqa: E402
-from compilers.act.rewrite import IrRules, ProofGate  # noqa: E402
+from compilers.act.rewrite import IrRules  # noqa: E402
 from compilers.amx_emit import emit_c  # noqa: E402
 from compilers.program import Program, hbm_image, read_outputs  # noqa: E402
 from compilers.simulator import simulate_image  # noqa: E402
@@ -51,6 +51,7 @@ from semantics.hlo_parser import parse_hlo  # noqa: E402
 from semantics.inputs import random_inputs  # noqa: E402
 from semantics.interp import evaluate  # noqa: E402
 from semantics.layout import bflat  # noqa: E402
+from verif.gate import ProofGate  # noqa: E402
 
 PAPER = ROOT.parent / "shared" / "corpus" / "paper"
 ROW_MAJOR, VNNI = "{1,0:T(16,64)}", "{0,1:T(4,1)}"

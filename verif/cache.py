@@ -1,9 +1,7 @@
 """The proof cache: results keyed by a rule's content hash (its name, claims and source text), the
 dtype, the rank and the prover version, stored as JSON lines under ``build/proofs/``.
 
-:func:`proven_rules` is what the compiler calls: it returns only rules whose every claimed
-(dtype, rank) instantiation is cached as proved for the exact current rule text, so a rule whose
-text changed, or was never proved, cannot be used (invariant 3 of the design).
+What a rule instantiation needs from it to be used is :class:`verif.gate.ProofGate`'s to say.
 """
 
 from __future__ import annotations
@@ -17,11 +15,7 @@ from rewrite_rules.dsl import Rule
 
 from .prover import PROVER_VERSION, ProofResult
 
-__all__ = ["ProofCache", "default_cache_dir", "proven_rules", "UnprovenRule"]
-
-
-class UnprovenRule(Exception):
-    """A rule was requested for compilation without a passing proof of its current text."""
+__all__ = ["ProofCache", "default_cache_dir"]
 
 
 def default_cache_dir() -> Path:
@@ -56,26 +50,3 @@ class ProofCache:
         self.dir.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as f:
             f.write(json.dumps(rec) + "\n")
-
-
-def proven_rules(rules: list[Rule], rank_bound: int, bound: int = 3, cache: ProofCache | None = None,
-                 strict: bool = True) -> list[Rule]:
-    """The rules whose every (claimed dtype, rank <= rank_bound) proof is cached as proved.
-
-    Raises:
-        UnprovenRule: with ``strict``, for the first rule without such proofs (names it).
-    """
-    cache = cache or ProofCache()
-    ok = []
-    for r in rules:
-        ranks = r.ranks or tuple(range(1, rank_bound + 1))
-        missing = [(d, k) for d in r.dtypes for k in ranks
-                   if (rec := cache.get(r, d, k, bound)) is None or rec["status"] != "proved"]
-        if missing:
-            if strict:
-                d, k = missing[0]
-                raise UnprovenRule(f"rule '{r.name}' has no passing proof for {d} rank {k} of its current text "
-                                   f"(run: accv prove '{r.name}')")
-            continue
-        ok.append(r)
-    return ok

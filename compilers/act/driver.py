@@ -31,10 +31,18 @@ from semantics.ir import Graph
 
 from ..isa import Accelerator
 from ..program import Program
-from . import phase1, phase2
+from verif.gate import ProofGate
+
+from . import allocate, liveness, order
 from .context import CompileContext, TargetContext
+from .csp import Layout, hbm_layout
 from .egraph import EGraph, NodeInfo
-from .rewrite import IrRules, ProofGate
+from .emit import emit
+from .extract import Extractor, gamma
+from .initialize import Kernel, forms_memo, initialize, insert
+from .isa_rules import IsaRules, apply_isa_rules
+from .pii import PartsMemo, PiiGraph, pii_parts
+from .rewrite import IrRules
 
 __all__ = ["Unsupported", "CompileError", "Stats", "Compiled", "act_enum", "compile_graph", "default_cost"]
 
@@ -71,7 +79,7 @@ class InstructionCost:
             total += self.acc.instructions[c.name].cost.cycles.eval(c.env)
         return float(total)
 
-    def bound(self, g: phase1.PiiGraph) -> float | None:
+    def bound(self, g: PiiGraph) -> float | None:
         total = 0
         seen: set[int] = set()
         todo = list(g.roots)
@@ -140,13 +148,13 @@ class Compiled:
     pii_count: int
 
 
-def _pii_cost(acc: Accelerator) -> Callable[[NodeInfo], float]:
+def _pii_cost(acc: Accelerator, parts: PartsMemo | None = None) -> Callable[[NodeInfo], float]:
     memo: dict[NodeInfo, float] = {}
 
     def f(info: NodeInfo) -> float:
         c = memo.get(info)
         if c is None:
-            alpha, _, _ = phase1.pii_parts(acc, info)
+            alpha, _, _ = pii_parts(acc, info, parts)
             c = memo[info] = float(acc.instructions[info.name].cost.cycles.eval(alpha)) + 1.0   # +1: fewer instructions break ties
         return c
     return f
@@ -158,37 +166,43 @@ REWRITE_BUDGET_S = 20.0
 
 def act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int = 12,
              rules: IrRules | None = None,
-             dominated: Callable[[phase1.PiiGraph], bool] | None = None) -> Iterator[tuple[Program, int]]:
+             dominated: Callable[[PiiGraph], bool] | None = None,
+             ctx: CompileContext | None = None) -> Iterator[tuple[Program, int]]:
     """Fig. 14b: yield (program, pii count) for equivalent programs, shortest pii graphs first.
     ``dominated(pg)``: the caller's selection can neither take nor stop at any program of the
-    pii graph ``pg``; phase 2 is then skipped for it (counted in ``stats.dominated``)."""
+    pii graph ``pg``; phase 2 is then skipped for it (counted in ``stats.dominated``). ``ctx``:
+    the compile's context (default: a new one for ``acc``)."""
     t = time.perf_counter()
+    ctx = ctx or CompileContext(TargetContext.of(acc))
     eg = EGraph()
     try:
-        yield from _act_enum(graph, acc, stats, max_iters, rules, eg, t, dominated)
+        yield from _act_enum(graph, acc, stats, max_iters, rules, eg, t, dominated, ctx)
     finally:
         eg.close()      # its egglog e-graph serves the next compile (also when this one stops early)
 
 
 def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rules: IrRules | None,
               eg: EGraph, t: float,
-              dominated: Callable[[phase1.PiiGraph], bool] | None) -> Iterator[tuple[Program, int]]:
+              dominated: Callable[[PiiGraph], bool] | None,
+              ctx: CompileContext) -> Iterator[tuple[Program, int]]:
     try:
-        kernel = phase1.initialize(graph)
+        kernel = initialize(graph)
     except NotImplementedError as e:
         raise Unsupported(str(e)) from None
     memo: dict[int, tuple] = {}
     try:
-        roots_h = [phase1.insert(eg, r, memo) for r in kernel.roots]
+        forms = forms_memo(ctx.target)
+        roots_h = [insert(eg, r, memo, forms) for r in kernel.roots]
     except ValueError as e:
         raise Unsupported(str(e)) from None
-    lay = phase2.hbm_layout(kernel.inputs, kernel.outputs)
+    lay = hbm_layout(kernel.inputs, kernel.outputs)
     stats.add("M1", time.perf_counter() - t)
     rules = rules or IrRules.for_target(acc)
-    isa = phase1.IsaRules(acc, rules.normalize, cache_key=(id(rules.insts), rules.gate.prove_missing))
+    isa = IsaRules(acc, rules.normalize, cache_key=(rules.insts, rules.gate.prove_missing))
     stats.ir_rules = len(rules.rules)
+    parts = ctx.target.memo("pii_parts")
     tried: set[tuple] = set()
-    ex: phase1.Extractor | None = None
+    ex: Extractor | None = None
     last_reason = ""
     saturated = False
     for k in range(1, max_iters + 1):
@@ -201,13 +215,13 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
             n_before = snap.n_nodes
             _, gen_s = _generating(rules.gate, rules.insts.ordered,
                                    {(dt, len(shape)) for dt, shape in snap.class_type}, "forward")
-            rules.apply(eg, snap)
+            rules.apply(eg, snap, ctx)
             snap = eg.snapshot()
             types = set(snap.class_type)
             isa_rules, gen2_s = _generating(rules.gate, isa.rules_for, types)
             gen_s += gen2_s
             stats.isa_rules = max(stats.isa_rules, len(isa_rules))
-            phase1.apply_isa_rules(eg, snap, isa_rules, owner=isa)
+            apply_isa_rules(eg, snap, isa_rules, owner=isa)
             snap = eg.snapshot()
             saturated = snap.n_nodes == n_before
             stats.enodes, stats.eclasses = snap.n_nodes, len(snap.classes)
@@ -221,9 +235,9 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
         stats.add("M2", time.perf_counter() - t - proof_s - gen_s)
         t = time.perf_counter()
         if ex is None or ex.snap is not snap:     # a saturated e-graph: the same extractor
-            ex = phase1.Extractor(acc, eg, snap, _pii_cost(acc))
+            ex = Extractor(acc, eg, snap, _pii_cost(acc, parts))
         roots = [snap.handle_class[h] for h in roots_h]
-        graphs = list(ex.enumerate(roots, phase1.gamma(k)))
+        graphs = list(ex.enumerate(roots, gamma(k)))
         if not graphs:
             last_reason = ex.why_not(roots)
         stats.add("M3", time.perf_counter() - t)
@@ -249,10 +263,9 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
             # else: a pii graph exists but has more than Γ(k) piis: raise k (§5.4)
     if stats.candidates == 0:
         # completeness fallback (§5.2.3, §4.2.3): tiling with the identity instructions
-        ctx = CompileContext(TargetContext.of(acc))
         t = time.perf_counter()
         proof_s, gen_s = rules.gate.seconds, ctx.seconds.get("gen", 0.0)
-        pg, why = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo), isa, ctx)
+        pg, why = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo), isa, ctx=ctx)
         last_reason = why or last_reason
         proof_s, gen_s = rules.gate.seconds - proof_s, ctx.seconds.get("gen", 0.0) - gen_s
         stats.add("proofs", proof_s)
@@ -283,9 +296,9 @@ def tiling_forms(eg: EGraph, memo: dict) -> object:
     return Forms(eg, eg.snapshot(), memo)
 
 
-def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules,
-           forms: object = None, isa: phase1.IsaRules | None = None,
-           ctx: CompileContext | None = None) -> tuple[phase1.PiiGraph | None, str]:
+def _tiled(graph: Graph, kernel: Kernel, acc: Accelerator, rules: IrRules,
+           forms: object = None, isa: IsaRules | None = None,
+           ctx: CompileContext | None = None) -> tuple[PiiGraph | None, str]:
     """The pii graph of :mod:`.tiling` (slice^H / concat^H), or None with the tiler's reason
     where it has a better one than the e-graph's ("" else). It sees every form of a
     kernel value that M2's proven rewrites put in its e-class; its identities beyond data
@@ -320,7 +333,7 @@ def _tiled(graph: Graph, kernel: phase1.Kernel, acc: Accelerator, rules: IrRules
     return pg, tl.reason
 
 
-def _schedule(acc: Accelerator, pg: phase1.PiiGraph, lay: phase2.Layout,
+def _schedule(acc: Accelerator, pg: PiiGraph, lay: Layout,
               stats: Stats) -> Iterator[tuple[Program, int]]:
     """Phase 2 for one pii graph: orders (M4) with interference pruning (§6.4.2), the CSP (M5) and
     emission (M6) of the first order that fits; if none fits, the same on the graph with shared
@@ -329,14 +342,14 @@ def _schedule(acc: Accelerator, pg: phase1.PiiGraph, lay: phase2.Layout,
     while graphs:
         g = graphs.pop(0)
         failed: list[frozenset] = []     # interference sets that made this graph's CSP infeasible
-        order_iter = phase2.orders(acc, g)
+        order_iter = order.orders(acc, g)
         while True:
             t = time.perf_counter()      # M4: the next order (generated lazily) and its interference
-            order = next(order_iter, None)
-            if order is None:
+            seq = next(order_iter, None)
+            if seq is None:
                 stats.add("M4", time.perf_counter() - t)
                 break
-            inter = phase2.interference(acc, g, order)
+            inter = liveness.interference(acc, g, seq)
             skip = any(f <= inter for f in failed)
             stats.add("M4", time.perf_counter() - t)
             if skip:
@@ -344,7 +357,7 @@ def _schedule(acc: Accelerator, pg: phase1.PiiGraph, lay: phase2.Layout,
             stats.orders += 1
             t = time.perf_counter()
             try:
-                alloc = phase2.solve(acc, g, order, lay, inter=inter)
+                alloc = allocate.solve(acc, g, seq, lay, inter=inter)
             except ValueError as e:
                 stats.last_failure = str(e)
                 stats.add("M5", time.perf_counter() - t)
@@ -357,7 +370,7 @@ def _schedule(acc: Accelerator, pg: phase1.PiiGraph, lay: phase2.Layout,
                 stats.last_failure = f"memory allocation failed ({alloc.status}) for a {g.count()}-instruction pii graph"
                 continue
             t = time.perf_counter()
-            prog = phase2.emit(acc, g, alloc, lay)
+            prog = emit(acc, g, alloc, lay)
             stats.add("M6", time.perf_counter() - t)
             yield prog, g.count()
             return
@@ -410,12 +423,13 @@ def _compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], flo
     cost = cost or default_cost(acc)
     stats = Stats()
     rules = rules or IrRules.for_target(acc)     # backend generation: once per target, not timed here
+    ctx = CompileContext(TargetContext.of(acc))
     t0 = time.perf_counter()
     best: tuple[Program, float, int] | None = None
     best_round = 0
     bound = getattr(cost, "bound", None)
 
-    def dominated(pg: phase1.PiiGraph) -> bool:
+    def dominated(pg: PiiGraph) -> bool:
         # a program of ``pg`` is not taken (it costs no less than the best: the choice is strict)
         # and cannot stop the enumeration (this round is within n times the best's): phase 2
         # for it changes nothing, so it is not run. The selection and the stop are exactly
@@ -427,7 +441,7 @@ def _compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], flo
         b = bound(pg)
         return b is not None and b >= best[1]
 
-    for prog, count in act_enum(graph, acc, stats, max_iters, rules, dominated):
+    for prog, count in act_enum(graph, acc, stats, max_iters, rules, dominated, ctx=ctx):
         stats.candidates += 1
         # first-use proofs are not compile time: with an empty proof cache they can take minutes,
         # and counting them here would stop the enumeration early -- a different program than

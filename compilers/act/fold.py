@@ -4,7 +4,7 @@ Lowering (:mod:`.terms`) folds every operator whose operands are literals, so th
 the right sides of rules enter the e-graph with their constants already evaluated. A rewrite
 can still make an e-class constant later: ``subtract(x, x) => 0`` unites x - x with a literal,
 and the ``clamp`` above it then has only constant operands but no literal e-node. Module 3's
-constant detection (:func:`.phase1.constant_witnesses`) finds such classes bottom-up with, for
+constant detection (:func:`.extract.constant_witnesses`) finds such classes bottom-up with, for
 each, the e-node that made it constant; :func:`value` computes the value a pii graph places
 in the constant section by evaluating those e-nodes with the reference interpreter's
 operators (the same functions that fold at lowering), only for the classes a pii graph uses.

@@ -12,13 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accv.cli import main
-from compilers.act import Unsupported, compile_graph, phase1, phase2  # noqa: I001
+from compilers.act import Unsupported, allocate, compile_graph, csp, liveness, phase1  # noqa: I001
+from compilers.act import order as act_order
 from compilers.act.check import check_program
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.isa import HBM
 from compilers.program import Concrete, Program
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
+from verif.gate import ProofGate
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 PAPER = CORPUS / "paper"
@@ -124,7 +126,7 @@ def test_sethi_ullman_order_is_topological_and_orders_are_distinct():
     pg = ex.build([snap.handle_class[h] for h in roots])
     assert pg is not None and pg.count() == 9
     seen = set()
-    for order in phase2.orders(acc, pg, limit=20):
+    for order in act_order.orders(acc, pg, limit=20):
         pos = {v: i for i, v in enumerate(order)}
         for v in order:
             for o in pg.nodes[v].operands:
@@ -142,7 +144,7 @@ def test_gamma_is_strictly_increasing():
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_topological_orders_are_all_orders_depth_first(data):
-    """phase2.topological_orders yields every topological order exactly once, in the order of a
+    """act_order.topological_orders yields every topological order exactly once, in the order of a
     depth-first search that tries each level's ready nodes in the given order."""
     n = data.draw(st.integers(0, 6))
     nodes = data.draw(st.permutations(list(range(n))))
@@ -155,7 +157,7 @@ def test_topological_orders_are_all_orders_depth_first(data):
         for v in [v for v in nodes if v not in placed and dep[v] <= placed]:
             yield from reference([*prefix, v], placed | {v})
 
-    got = list(phase2.topological_orders(list(nodes), dep))
+    got = list(act_order.topological_orders(list(nodes), dep))
     assert got == list(reference([], frozenset()))
     assert len({tuple(o) for o in got}) == len(got)
     want = [list(p) for p in itertools.permutations(nodes)
@@ -166,7 +168,7 @@ def test_topological_orders_are_all_orders_depth_first(data):
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_sethi_ullman_order_is_that_of_the_numbering_c4(data):
-    """phase2.su_order equals a plain recursive reading of appendix C.4 on random pii graphs
+    """act_order.su_order equals a plain recursive reading of appendix C.4 on random pii graphs
     (piis in every buffer of the Gemmini description, shared operands, an operand twice, nested
     concat^H, several roots): esun(v)[d] = max(mem(v, d), min_i esun(x_i)[d] + sum_{j != i}
     mem(x_j, d)), operands visited in decreasing tau(i) (ties: operand order)."""
@@ -200,7 +202,7 @@ def test_sethi_ullman_order_is_that_of_the_numbering_c4(data):
         return nd.type.size if nd.buffer == d else 0
 
     def esun(v, d):
-        ops = phase2.deps(g, v)
+        ops = act_order.deps(g, v)
         taus = [esun(x, d) + sum(mem(y, d) for j, y in enumerate(ops) if j != i) for i, x in enumerate(ops)]
         return max(mem(v, d), min(taus) if taus else 0)
 
@@ -210,13 +212,13 @@ def test_sethi_ullman_order_is_that_of_the_numbering_c4(data):
         if v in done:
             return
         if g.nodes[v].kind == "concat":
-            for o in phase2.deps(g, v):
+            for o in act_order.deps(g, v):
                 visit(o)
             return
         if g.nodes[v].kind != "pii":
             return
         done.add(v)
-        ops = phase2.deps(g, v)
+        ops = act_order.deps(g, v)
 
         def tau(i):
             return max([0.0] + [(esun(ops[i], d) + sum(mem(y, d) for j, y in enumerate(ops) if j != i))
@@ -227,7 +229,7 @@ def test_sethi_ullman_order_is_that_of_the_numbering_c4(data):
 
     for r in g.roots:
         visit(r)
-    assert phase2.su_order(acc, g) == order
+    assert act_order.su_order(acc, g) == order
 
 
 def test_orders_stop_early_only_where_fuse_fails_on_the_graph_alone(monkeypatch):
@@ -236,28 +238,28 @@ def test_orders_stop_early_only_where_fuse_fails_on_the_graph_alone(monkeypatch)
     yields at most its first order: the same orders as fusing every enumerated order."""
     acc = load_target("gemmini")
     graphs = []
-    real = phase2.orders
+    real = act_order.orders
 
     def spy(acc_, g, limit=64):  # noqa: ANN001, ANN202
         graphs.append(g)
         return real(acc_, g, limit)
 
-    monkeypatch.setattr(phase2, "orders", spy)
+    monkeypatch.setattr(act_order, "orders", spy)
     compile_graph(parse_file(PAPER / "composite_add_add_add.hlo"), acc, cost=_every_graph(acc), rules=_proven(acc))
-    monkeypatch.setattr(phase2, "orders", real)
+    monkeypatch.setattr(act_order, "orders", real)
     never = 0
     for g in graphs:
         piis = [n.id for n in g.nodes if n.kind == "pii"]
-        facts = phase2._fuse_facts(acc, g, piis)
+        facts = act_order._fuse_facts(acc, g, piis)
         never += bool(facts[4])
         loose = (*facts[:4], False)           # the graph-only shortcut off
         want, seen = [], set()
-        for o in phase2._orders(acc, g, 64):
-            f = phase2.fuse(acc, g, o, loose if len(o) == len(piis) else None)
+        for o in act_order._orders(acc, g, 64):
+            f = act_order.fuse(acc, g, o, loose if len(o) == len(piis) else None)
             if f is not None and tuple(f) not in seen:
                 seen.add(tuple(f))
                 want.append(f)
-        assert list(phase2.orders(acc, g)) == want
+        assert list(act_order.orders(acc, g)) == want
         if facts[4]:
             assert want == [] or len(want) == 1
     assert never >= 5 and len(graphs) > never     # both kinds of graph were compared
@@ -269,18 +271,18 @@ def test_interference_is_the_pairwise_definition_in_its_order(kernel, monkeypatc
     as a set and in iteration order (the order CSP4's constraints, hence the model, are built in)."""
     acc = load_target("amx" if kernel.startswith("amx") else "gemmini")
     seen = []
-    real = phase2.interference
+    real = liveness.interference
 
     def spy(acc_, g, order):  # noqa: ANN001, ANN202
         seen.append((g, list(order)))
         return real(acc_, g, order)
 
-    monkeypatch.setattr(phase2, "interference", spy)
+    monkeypatch.setattr(liveness, "interference", spy)
     compile_graph(parse_file(PAPER / f"{kernel}.hlo"), acc, rules=_proven(acc))
     assert seen
     for g, order in seen:
-        live = phase2._live(g, order)
-        group = phase2.alias_groups(g)
+        live = liveness._live(g, order)
+        group = liveness.alias_groups(g)
         want = set()
         for a, b in itertools.combinations([n.id for n in g.nodes], 2):
             if g.nodes[a].buffer == g.nodes[b].buffer and group[a] != group[b]:
@@ -317,27 +319,27 @@ def _regions(acc, g, alloc, lay):
 @pytest.mark.parametrize("kernel", ["amx_k5", "amx_k1", "composite_mm_add_mm", "gemmini_mac"])
 def test_solutions_keep_every_csp4_pair_apart_and_each_value_in_its_range(kernel, monkeypatch):
     """Every allocation M5 returns, checked against the problem's statement rather than the model
-    built: values of one buffer live at once (:func:`phase2.interference`) are disjoint in some
-    access dimension, each HBM value lies in the range :func:`phase2._hbm_hulls` gives it (the
+    built: values of one buffer live at once (:func:`liveness.interference`) are disjoint in some
+    access dimension, each HBM value lies in the range :func:`csp._hbm_hulls` gives it (the
     pairs those ranges keep apart are left out of the model), and no register holds uses of two
     configured shapes (the model states that per register variable up to CSP2's equalities)."""
     acc = load_target("amx" if kernel.startswith("amx") else "gemmini")
     seen = []
-    real = phase2.solve
+    real = allocate.solve
 
     def spy(acc_, g, order, lay, *a, **k):  # noqa: ANN001, ANN202
         alloc = real(acc_, g, order, lay, *a, **k)
         seen.append((g, lay, alloc))
         return alloc
 
-    monkeypatch.setattr(phase2, "solve", spy)
+    monkeypatch.setattr(allocate, "solve", spy)
     compile_graph(parse_file(PAPER / f"{kernel}.hlo"), acc, rules=_proven(acc))
     solved = [(g, lay, a) for g, lay, a in seen if a.ok]
     assert solved
     hull_pairs = 0
     for g, lay, alloc in solved:
         reg = _regions(acc, g, alloc, lay)
-        hull = phase2._hbm_hulls(g, lay, phase2.alias_groups(g), {v: r[0] for v, r in reg.items()},
+        hull = csp._hbm_hulls(g, lay, liveness.alias_groups(g), {v: r[0] for v, r in reg.items()},
                                  {v: r[1] for v, r in reg.items()}, acc.buffers["d0"].access[0])
         for v, (lo, hi) in hull.items():
             (s,), (n,) = reg[v]
@@ -375,7 +377,7 @@ def _last_model(acc, kernel: str, monkeypatch) -> tuple:  # noqa: ANN001
     from ortools.sat.python import cp_model
 
     models, solved = [], []
-    real, real_solve = cp_model.CpSolver.solve, phase2.solve
+    real, real_solve = cp_model.CpSolver.solve, allocate.solve
 
     def spy(self, m, *a, **k):  # noqa: ANN001, ANN202
         models.append(m.clone())
@@ -387,7 +389,7 @@ def _last_model(acc, kernel: str, monkeypatch) -> tuple:  # noqa: ANN001
         return alloc
 
     monkeypatch.setattr(cp_model.CpSolver, "solve", spy)
-    monkeypatch.setattr(phase2, "solve", spy_solve)
+    monkeypatch.setattr(allocate, "solve", spy_solve)
     compile_graph(parse_file(PAPER / f"{kernel}.hlo"), acc, rules=_proven(acc))
     return (models[-1].proto, *solved[-1])
 
@@ -415,13 +417,13 @@ def test_csp2_register_equalities_are_one_variable_with_the_register_file_as_dom
 @settings(max_examples=200, deadline=None)
 @given(st.sets(st.tuples(st.integers(0, 11), st.integers(0, 11)).filter(lambda e: e[0] < e[1]), max_size=40))
 def test_clique_cover_states_exactly_the_edges(edges):
-    """phase2.clique_cover: all_different over its cliques is x != y over the edges, no more and
+    """csp.clique_cover: all_different over its cliques is x != y over the edges, no more and
     no less (every clique's pairs are edges, every edge is in a clique), the same cover each call."""
-    cover = phase2.clique_cover(edges)
+    cover = csp.clique_cover(edges)
     stated = {(x, y) for c in cover for x, y in itertools.combinations(c, 2)}
     assert stated == edges
     assert all(c == sorted(set(c)) and len(c) >= 2 for c in cover)
-    assert phase2.clique_cover(sorted(edges, reverse=True)) == cover
+    assert csp.clique_cover(sorted(edges, reverse=True)) == cover
 
 
 def test_registers_differ_by_all_different_cliques(monkeypatch):
@@ -457,7 +459,7 @@ def test_registers_differ_by_all_different_cliques(monkeypatch):
 
 
 def test_hbm_ranges_only_where_the_output_holds_its_group():
-    """phase2._hbm_hulls: an output's placement bounds its group only where the group is the
+    """csp._hbm_hulls: an output's placement bounds its group only where the group is the
     output and what is nested in it. An output that is also a piece of a larger concat^H (the
     concat^H reaches outside the output), or one value given as two outputs, gets no range;
     an input slice is where it is; a staging value lies above every input and output."""
@@ -476,10 +478,10 @@ def test_hbm_ranges_only_where_the_output_holds_its_group():
                    PiiNode(3, "concat", type=u8(128), operands=(1, 2), offsets=(0, 64)),
                    PiiNode(4, "pii", "x", type=u8(64), operands=(0,))]
         g.roots = roots
-        lay = phase2.hbm_layout([u8(64)], [g.nodes[r].type for r in roots])
+        lay = csp.hbm_layout([u8(64)], [g.nodes[r].type for r in roots])
         start = {0: [lay.inputs[0].addr]} | {v: [object()] for v in range(1, 5)}
         length = {v: [g.nodes[v].type.size] for v in range(5)}
-        return phase2._hbm_hulls(g, lay, phase2.alias_groups(g), start, length, 1 << 20), lay
+        return csp._hbm_hulls(g, lay, liveness.alias_groups(g), start, length, 1 << 20), lay
 
     hull, lay = graph([3])          # the concat^H is the output: its pieces lie in it
     out = (lay.outputs[0].addr, lay.outputs[0].addr + 128)
@@ -535,7 +537,7 @@ def test_constants_is_the_least_fixpoint(data):
 @settings(max_examples=120, deadline=None)
 @given(st.data())
 def test_csp4_one_dimensional_pairs_have_the_disjoint_placements_only(data):
-    """phase2._Apart1D: with each of three starts known or a variable over [0, 12), and some of
+    """csp._Apart1D: with each of three starts known or a variable over [0, 12), and some of
     their pairs required apart, the model's solutions are exactly the placements where every
     such pair of regions [s, s + len) is disjoint (a variable's ranges against several known
     starts are merged into one domain at close())."""
@@ -552,7 +554,7 @@ def test_csp4_one_dimensional_pairs_have_the_disjoint_placements_only(data):
     for k, x in zip(known, xs, strict=True):
         if k is not None:
             m.add(x == k)
-    apart = phase2._Apart1D(m)
+    apart = csp._Apart1D(m)
     ok = all([apart.add(ss[a], lens[a], ss[b], lens[b]) for a, b in pairs])
     apart.close()
 
@@ -574,7 +576,7 @@ def test_csp4_one_dimensional_pairs_have_the_disjoint_placements_only(data):
 @settings(max_examples=120, deadline=None)
 @given(st.data())
 def test_csp4_pairs_in_two_dimensions_have_the_disjoint_placements_only(data):
-    """phase2._apart: two regions of a 2-D buffer (AMX tiles: register x row), each coordinate
+    """csp._apart: two regions of a 2-D buffer (AMX tiles: register x row), each coordinate
     of each start known or a variable over [0, 6), lengths 1-3: the model's solutions are
     exactly the placements where the regions are disjoint in some dimension; False exactly
     when known coordinates leave no such placement."""
@@ -589,8 +591,8 @@ def test_csp4_pairs_in_two_dimensions_have_the_disjoint_placements_only(data):
         for k, x in zip(kr, xr, strict=True):
             if k is not None:
                 m.add(x == k)
-    apart = phase2._Apart1D(m)
-    ok = phase2._apart(m, apart, ss[0], lens[0], ss[1], lens[1])
+    apart = csp._Apart1D(m)
+    ok = csp._apart(m, apart, ss[0], lens[0], ss[1], lens[1])
     apart.close()
     flat = [x for xr in xs for x in xr]
     want = {p for p in itertools.product(range(6), repeat=4)
@@ -608,9 +610,9 @@ def test_csp4_pairs_in_two_dimensions_have_the_disjoint_placements_only(data):
 
 @given(st.lists(st.tuples(st.integers(-20, 20), st.integers(-20, 20)), max_size=6))
 def test_outside_is_the_complement_of_the_ranges(ranges):
-    """phase2._outside: sorted disjoint intervals holding exactly the integers no range holds."""
+    """csp._outside: sorted disjoint intervals holding exactly the integers no range holds."""
     ranges = [(min(a, b), max(a, b)) for a, b in ranges]
-    out = phase2._outside(ranges)
+    out = csp._outside(ranges)
     assert all(a <= b for a, b in out) and all(x[1] + 1 < y[0] for x, y in itertools.pairwise(out))
     for v in range(-30, 31):
         assert any(a <= v <= b for a, b in out) == (not any(lo <= v <= hi for lo, hi in ranges))
@@ -675,7 +677,7 @@ def _exprs():
 @settings(max_examples=150, deadline=None)
 @given(_exprs())
 def test_csp1_require_is_the_constraint_it_states(e):
-    """phase2._Lin.require (CSP1 comparisons as linear constraints, conjunctions split) has
+    """csp._Lin.require (CSP1 comparisons as linear constraints, conjunctions split) has
     exactly the solutions of the expression, as the reified literal of _Lin.bool has: every
     (x, y) in [0, 8)^2 where it evaluates true."""
     from ortools.sat.python import cp_model
@@ -684,7 +686,7 @@ def test_csp1_require_is_the_constraint_it_states(e):
     for how in ("require", "bool"):
         m = cp_model.CpModel()
         x, y = m.new_int_var(0, 7, "x"), m.new_int_var(0, 7, "y")
-        lin = phase2._Lin(m, {"x": x, "y": y})
+        lin = csp._Lin(m, {"x": x, "y": y})
         if how == "require":
             ok = lin.require(e)
         else:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from compilers.act import Unsupported, compile_graph
 from compilers.act.check import check_program
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.act.terms import lower
 from compilers.act.tiling import DC, view_of
 from compilers.amx_emit import emit_c
@@ -26,6 +26,7 @@ from compilers.isa import HBM
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.interp import evaluate
+from verif.gate import ProofGate
 
 PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
 
@@ -310,8 +311,7 @@ def test_alpha_tables_are_shared_per_target_and_dimensions() -> None:
 def test_repeated_compiles_keep_no_kernel_views(amx_rules, monkeypatch) -> None:  # noqa: ANN001
     """A campaign compiles thousands of kernels in one process: the kernel's byte views (about
     1 MB per AMX compile) live with the compile (Forms.view_of), only the patterns' views in the
-    target's memo (TargetTiling.views), and the id-keyed per-object memos are bounded."""
-    from compilers.act import rewrite
+    target's memo (TargetTiling.views); the other memos live with the compile (CompileContext)."""
     from compilers.act.context import TargetContext
     from compilers.act.tiling.tops import TargetTiling
 
@@ -322,17 +322,15 @@ def test_repeated_compiles_keep_no_kernel_views(amx_rules, monkeypatch) -> None:
     n = len(views.memo)
     compile_graph(g, acc, rules=rules)
     assert len(views.memo) == n
-    monkeypatch.setattr(rewrite, "_ATTRS_MAX", 8)
     compile_graph(g, acc, rules=rules)
     assert len(views.memo) == n
-    assert len(rewrite._ATTRS) <= 8
 
 
 def test_pattern_caches_are_bounded_and_refill_alike(amx_rules, monkeypatch) -> None:  # noqa: ANN001
     """A campaign over many shapes generates g_θ(α) for every new α (a random 20-element kernel:
     ~10,000 patterns). Past their bounds the pattern caches are emptied at the next compile's
     start; they refill with equal patterns, so the program is the same."""
-    from compilers.act import phase1
+    from compilers.act import isa_rules
     from compilers.act.context import TargetContext
     from compilers.act.tiling import tops
     from compilers.act.tiling.tops import TargetTiling
@@ -343,7 +341,7 @@ def test_pattern_caches_are_bounded_and_refill_alike(amx_rules, monkeypatch) -> 
     cache = TargetTiling.of(TargetContext.of(acc)).rules
     old = {k: r for k, r in cache.items() if r is not None}
     monkeypatch.setattr(tops, "MAX_RULES", 1)
-    monkeypatch.setattr(phase1, "MAX_PATTERNS", 1)
+    monkeypatch.setattr(isa_rules, "MAX_PATTERNS", 1)
     after = compile_graph(g, acc, rules=rules).program
     assert after == before
     again = {k: r for k, r in cache.items() if r is not None}
@@ -987,9 +985,10 @@ def _writer_tops(target: str, dims: set[int], normalized: bool = False) -> dict[
     them, the proof cache's rules only)."""
     from compilers.act import tiling
     from compilers.act.phase1 import IsaRules
-    from compilers.act.rewrite import IrRules, ProofGate
+    from compilers.act.rewrite import IrRules
     from compilers.act.tiling.tops import sizeless
     from compilers.isa import HBM
+    from verif.gate import ProofGate
 
     acc = load_target(target)
     isa = gate = None

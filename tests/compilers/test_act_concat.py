@@ -11,9 +11,10 @@ import pytest
 
 from compilers.act import compile_graph
 from compilers.act.check import check_program
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_hlo
+from verif.gate import ProofGate
 
 
 def _proven(acc):  # noqa: ANN001, ANN202

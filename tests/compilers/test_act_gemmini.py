@@ -12,13 +12,14 @@ import pytest
 from accv.cli import main
 from compilers.act import Unsupported, compile_graph
 from compilers.act.check import check_program
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.gemmini_stream import encode
 from compilers.targets import load_target
 from rewrite_rules.instantiate import emit, evaluator
 from rewrite_rules.library import load
 from semantics.hlo_parser import parse_file
 from semantics.interp import evaluate
+from verif.gate import ProofGate
 
 PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
 
@@ -94,7 +95,8 @@ def test_compilation_is_deterministic_across_processes() -> None:
     import sys
 
     code = ("from semantics.hlo_parser import parse_file\nfrom compilers.act import compile_graph\n"
-            "from compilers.act.rewrite import IrRules, ProofGate\nfrom compilers.program import print_asm\n"
+            "from compilers.act.rewrite import IrRules\nfrom compilers.program import print_asm\n"
+            "from verif.gate import ProofGate\n"
             "from compilers.targets import load_target\nacc = load_target('gemmini')\n"
             "g = parse_file('../shared/corpus/paper/composite_mm_add.hlo')\n"
             "r = compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=False)))\n"

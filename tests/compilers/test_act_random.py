@@ -15,10 +15,11 @@ import pytest
 
 from compilers.act import Unsupported, compile_graph
 from compilers.act.check import check_program
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.targets import load_target
 from fuzz.opsets import AMX_1, AMX_2, GEMMINI_1, GEMMINI_2, QKV_1, QKV_2, QKV_3
 from semantics.gen import random_graph
+from verif.gate import ProofGate
 
 #: (target, operators, dtypes (a list of fuzz.opsets), seeds, how many must compile at least: as many as compile now).
 #: A rule instantiation without a cached proof is proved at its first use, as ``accv compile``

@@ -10,9 +10,11 @@ import pytest
 from compilers.act import phase1
 from compilers.act.egraph import EGraph
 from compilers.act.egraph import class_literals as _class_literals
-from compilers.act.rewrite import IrRules, Matcher, ProofGate, _Binding, _classes_by_op, _Prefilter, _SnapView
+from compilers.act.match import Binding, Matcher, Prefilter, SnapView, classes_by_op
+from compilers.act.rewrite import IrRules
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
+from verif.gate import ProofGate
 
 PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
 
@@ -35,10 +37,10 @@ def _grown(kernel: str, rounds: int):  # noqa: ANN202
 @pytest.mark.parametrize("kernel", ["gemmini_mac", "composite_add_mm"])
 def test_prefilter_keeps_every_class_with_a_surviving_match(kernel: str) -> None:
     eg, snap, rules = _grown(kernel, 2)
-    view = _SnapView(eg, snap)
+    view = SnapView(eg, snap)
     lits = _class_literals(eg, snap)
-    pre = _Prefilter(view, snap, lits)
-    by_op = _classes_by_op(eg, snap)
+    pre = Prefilter(view, snap, lits)
+    by_op = classes_by_op(eg, snap)
     present = {(dt, len(shape)) for dt, shape in snap.class_type}
     checked = dropped = 0
     for inst in rules.insts.ordered(present, "forward"):
@@ -47,7 +49,7 @@ def test_prefilter_keeps_every_class_with_a_surviving_match(kernel: str) -> None
         assert kept <= set(roots)
         m = Matcher(inst, view, lits.get)
         for c in dict.fromkeys(roots):
-            hits = [b for b in m.match(inst.lhs, c, _Binding()) if m.finish(b)]
+            hits = [b for b in m.match(inst.lhs, c, Binding()) if m.finish(b)]
             checked += 1
             if c not in kept:
                 dropped += 1
@@ -58,7 +60,8 @@ def test_prefilter_keeps_every_class_with_a_surviving_match(kernel: str) -> None
 
 def test_term_prefilter_keeps_every_subterm_with_a_surviving_match() -> None:
     """The same on the g_θ(α) patterns that normalization rewrites (one e-node per class)."""
-    from compilers.act.rewrite import _present, _term_may_match, _TermView
+    from compilers.act.match import TermView, term_may_match
+    from compilers.act.normalize import present
     from compilers.act.terms import lower
 
     acc = load_target("gemmini")
@@ -71,32 +74,33 @@ def test_term_prefilter_keeps_every_subterm_with_a_surviving_match() -> None:
                 pat = lower(ins.graph(alpha))
             except Exception:  # noqa: BLE001 - an α the semantics rejects is no pattern
                 continue
-            view = _TermView(pat)
+            view = TermView(pat)
 
             def lit_of(c: int, view=view):  # noqa: ANN202
                 x = view.terms[c]
                 return x.info.literal if x.is_lit else None
 
-            for inst in rules.insts.ordered(_present(pat), "shrinking"):
+            for inst in rules.insts.ordered(present(pat), "shrinking"):
                 for c, t in enumerate(view.terms):
                     if t.info is None or t.info.name != inst.lhs.opcode:
                         continue
                     checked += 1
-                    if _term_may_match(inst, t):
+                    if term_may_match(inst, t):
                         continue
                     dropped += 1
                     m = Matcher(inst, view, lit_of)
-                    assert not [b for b in m.match(inst.lhs, c, _Binding()) if m.finish(b)], (
+                    assert not [b for b in m.match(inst.lhs, c, Binding()) if m.finish(b)], (
                         f"{inst.name}: the term prefilter dropped a subterm of {ins.name}{alpha} it matches")
     assert checked > 100 and dropped > checked // 4
 
 
 def test_by_root_keeps_in_order_every_instantiation_the_term_prefilter_accepts() -> None:
     """Normalization tries, at a subterm, the shrinking instantiations rooted at its operator
-    with its arity and dtype (:meth:`Instantiations.by_root`), in rule order: exactly those of the
-    plain operator lookup that :func:`_term_may_match` accepts, so normalized patterns are
+    with its arity and dtype (:meth:`~compilers.act.instantiate.Instantiations.by_root`), in rule order: exactly those of the
+    plain operator lookup that :func:`term_may_match` accepts, so normalized patterns are
     the same (and the same as before the index)."""
-    from compilers.act.rewrite import _present, _term_may_match, _TermView
+    from compilers.act.match import TermView, term_may_match
+    from compilers.act.normalize import present
     from compilers.act.terms import lower
 
     checked = 0
@@ -110,14 +114,14 @@ def test_by_root_keeps_in_order_every_instantiation_the_term_prefilter_accepts()
                     pat = lower(ins.graph(alpha))
                 except Exception:  # noqa: BLE001 - an α the semantics rejects is no pattern
                     continue
-                ordered = rules.insts.ordered(_present(pat), "shrinking")
+                ordered = rules.insts.ordered(present(pat), "shrinking")
                 of = rules.insts.by_root(ordered)
-                for t in _TermView(pat).terms:
+                for t in TermView(pat).terms:
                     if t.info is None or not t.children:
                         continue
                     plain = [i for i in ordered if i.lhs.opcode == t.info.name]
                     got = of(t)
-                    assert [i for i in plain if _term_may_match(i, t)] == [i for i in got if _term_may_match(i, t)]
+                    assert [i for i in plain if term_may_match(i, t)] == [i for i in got if term_may_match(i, t)]
                     assert all(i in plain for i in got) and got == [i for i in plain if i in got]
                     checked += 1
     assert checked > 200

@@ -11,19 +11,14 @@ import pytest
 from compilers.act import phase1
 from compilers.act.egraph import EGraph
 from compilers.act.egraph import class_literals as _class_literals
-from compilers.act.rewrite import (
-    IrRules,
-    Matcher,
-    ProofGate,
-    _Binding,
-    _classes_by_op,
-    _footprint_depth,
-    _has_tvar,
-    _SnapView,
-)
+from compilers.act.instantiate import facts_of, has_tvar
+from compilers.act.isa_rules import PatternStore, _pattern_depth
+from compilers.act.match import Binding, Matcher, SnapView, classes_by_op
+from compilers.act.rewrite import IrRules
 from compilers.act.seminaive import Changes
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
+from verif.gate import ProofGate
 
 PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
 
@@ -42,16 +37,16 @@ def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[
     skipped = matched = isa_skipped = old_skipped = 0
     for _ in range(rounds):
         snap = eg.snapshot()
-        view = _SnapView(eg, snap)
+        view = SnapView(eg, snap)
         lits = _class_literals(eg, snap)
         rep = eg.rep_handles(snap)
-        by_op = _classes_by_op(eg, snap)
+        by_op = classes_by_op(eg, snap)
         changed = Changes(eg, snap, lits, eg.ir_round, rules.insts)
         present = {(dt, len(shape)) for dt, shape in snap.class_type}
         for inst in rules.insts.ordered(present, "forward"):
             roots = list(dict.fromkeys(by_op.get(inst.lhs.opcode, [])))
-            semi = _has_tvar(inst.lhs)
-            kept = set(changed.near(id(inst), _footprint_depth(inst), roots) if semi
+            semi = has_tvar(inst.lhs)
+            kept = set(changed.near(id(inst), facts_of(inst).depth(), roots) if semi
                        else changed.touched(id(inst), roots))
             repeat = semi and changed.repeats(id(inst))
             m = Matcher(inst, view, lits.get, changed.fresh if repeat else None)
@@ -60,7 +55,7 @@ def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[
                     if not repeat:
                         continue
                     # a tried root: only its matches through old e-nodes are skipped
-                    for b in m.match(inst.lhs, c, _Binding()):
+                    for b in m.match(inst.lhs, c, Binding()):
                         if b.new or not m.finish(b) or not rules.gate.ok(inst):
                             continue
                         old_skipped += 1
@@ -70,7 +65,7 @@ def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[
                             f"{inst.name}: a match through old e-nodes only (class {c}) is not yet in its class"
                     continue
                 skipped += 1
-                for b in m.match(inst.lhs, c, _Binding()):
+                for b in m.match(inst.lhs, c, Binding()):
                     if not m.finish(b) or not rules.gate.ok(inst):
                         continue
                     n_before = eg.n_handles
@@ -100,7 +95,7 @@ def _isa_check(eg: EGraph, snap, rules, owner) -> int:  # noqa: ANN001
         else:
             iid = ids.get(r.pattern.info)
             roots = list(dict.fromkeys(c for c, _ in snap.by_info.get(iid, ()))) if iid is not None else []
-        kept = set(changed.near(id(r), phase1._pattern_depth(r.pattern), roots))
+        kept = set(changed.near(id(r), _pattern_depth(PatternStore(), r.pattern), roots))
         for c in roots:
             if c in kept or snap.class_type[c] != phase1.type_key(r.out_type):
                 continue
@@ -176,7 +171,6 @@ def test_a_ground_left_side_is_tried_where_its_root_class_changed() -> None:
     import numpy as np
 
     from compilers.act.egraph import NodeInfo
-    from compilers.act.rewrite import _has_tvar
     from compilers.act.terms import lit_info
     from semantics.dtypes import DTYPES
     from semantics.types import TensorType
@@ -204,7 +198,7 @@ def test_a_ground_left_side_is_tried_where_its_root_class_changed() -> None:
     assert ch is not None and ch.dist is not None     # a semi-naive round
     c = snap.handle_class[lit]
     assert not ch.changed[c] and ch.dist[c] == 0       # tried for its new e-node only
-    assert any(not _has_tvar(i.lhs) and i.lhs.opcode == "iota" for i in asked)
+    assert any(not has_tvar(i.lhs) and i.lhs.opcode == "iota" for i in asked)
 
 
 def test_a_ground_left_side_skipped_at_an_unchanged_class_has_its_union_already() -> None:
@@ -216,7 +210,6 @@ def test_a_ground_left_side_skipped_at_an_unchanged_class_has_its_union_already(
     import numpy as np
 
     from compilers.act.egraph import NodeInfo
-    from compilers.act.rewrite import _has_tvar
     from compilers.act.terms import lit_info
     from semantics.dtypes import DTYPES
     from semantics.types import TensorType
@@ -230,20 +223,20 @@ def test_a_ground_left_side_skipped_at_an_unchanged_class_has_its_union_already(
     rules.apply(eg, eg.snapshot())
     eg.add(NodeInfo("input", "0", (), t))                     # round 2: something elsewhere
     snap = eg.snapshot()
-    view = _SnapView(eg, snap)
+    view = SnapView(eg, snap)
     lits = _class_literals(eg, snap)
     ch = Changes(eg, snap, lits, eg.ir_round, rules.insts)
     c = snap.handle_class[lit]
     assert not ch.changed[c] and ch.dist[c] != 0
     insts = [i for i in rules.insts.ordered({("s32", 2)}, "forward")
-             if not _has_tvar(i.lhs) and i.rule.name.startswith("iota(last, shape)")]
+             if not has_tvar(i.lhs) and i.rule.name.startswith("iota(last, shape)")]
     assert insts
     rep = eg.rep_handles(snap)
     matched = 0
     for inst in insts:
         assert ch.touched(id(inst), [c]) == []
         m = Matcher(inst, view, lits.get)
-        for b in m.match(inst.lhs, c, _Binding()):
+        for b in m.match(inst.lhs, c, Binding()):
             if m.finish(b) and rules.gate.ok(inst):
                 matched += 1
                 assert snap.handle_class[rules._build(eg, inst, b, rep, view)] == c

@@ -176,12 +176,13 @@ def test_compiled_k5_native(tmp_path: Path) -> None:
     HBM image equals the simulator's, and the outputs equal the reference interpreter, on
     random and edge-value inputs (NaN, infinities, signed zeros, subnormals)."""
     from compilers.act import compile_graph
-    from compilers.act.rewrite import IrRules, ProofGate
+    from compilers.act.rewrite import IrRules
     from compilers.program import hbm_image, print_asm, read_outputs
     from semantics.compare import compare
     from semantics.hlo_parser import parse_file
     from semantics.inputs import random_inputs
     from semantics.interp import evaluate
+    from verif.gate import ProofGate
 
     acc = load_target("amx")
     g = parse_file(ROOT.parent / "shared" / "corpus" / "paper" / "amx_k5.hlo")
@@ -206,12 +207,13 @@ def test_papers_programs_on_the_hardware(tmp_path: Path, name: str, count: int) 
     from dataclasses import replace
 
     from compilers.act import compile_graph
-    from compilers.act.rewrite import IrRules, ProofGate
+    from compilers.act.rewrite import IrRules
     from compilers.program import hbm_image, print_asm, read_outputs
     from semantics.compare import compare
     from semantics.hlo_parser import parse_hlo
     from semantics.inputs import random_inputs
     from semantics.interp import evaluate
+    from verif.gate import ProofGate
 
     acc = load_target("amx")
     text = (ROOT.parent / "shared" / "corpus" / "paper" / f"{name}.hlo").read_text()

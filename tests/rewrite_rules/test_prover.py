@@ -1,6 +1,6 @@
 """The prover infrastructure: generality reported per result (symbolic vs bounded N), the proof
 cache (content-hash keys, invalidation by a rule's source, ACCV_PROOF_CACHE), the compiler's
-``proven_rules`` gate, the parallel runner's summary, and the ``accv prove`` / ``accv rules list``
+proof gate (:class:`verif.gate.ProofGate`), the parallel runner's summary, and the ``accv prove`` / ``accv rules list``
 commands.
 """
 
@@ -17,7 +17,8 @@ import pytest
 from accv.cli import main
 from rewrite_rules.dsl import Rule, dot, op, rule
 from rewrite_rules.library import load
-from verif.cache import ProofCache, UnprovenRule, default_cache_dir, proven_rules
+from verif.cache import ProofCache, default_cache_dir
+from verif.gate import ProofGate, ProofStore, UnprovenRule
 from verif.prover import ProofResult, prove
 from verif.run import run_tasks, summarize, table, tasks_for
 
@@ -152,32 +153,37 @@ def _rule_module(path: Path, body: str, modname: str) -> Rule:
     return mod.REG["neg(neg(x)) => x"]
 
 
+def _gate(cache: ProofCache) -> ProofGate:
+    """A gate that trusts ``cache`` and proves nothing."""
+    return ProofGate(store=ProofStore(cache))
+
+
 def test_changing_a_rules_source_invalidates_its_proofs(tmp_path: Path) -> None:
     v1 = _rule_module(tmp_path / "tmp_rule_v1.py", "pass", "tmp_rule_v1")
     v2 = _rule_module(tmp_path / "tmp_rule_v2.py", "pass  # edited", "tmp_rule_v2")
     assert v1.name == v2.name and v1.content_hash() != v2.content_hash()
     cache = ProofCache(tmp_path / "c")
     cache.put(v1, prove(v1, "s8", 1, timeout_s=20.0), 3)
-    assert proven_rules([v1], rank_bound=1, cache=cache) == [v1]
+    assert _gate(cache).proven([v1], rank_bound=1) == [v1]
     assert cache.get(v2, "s8", 1, 3) is None
     with pytest.raises(UnprovenRule, match="neg\\(neg\\(x\\)\\) => x"):
-        proven_rules([v2], rank_bound=1, cache=cache)
+        _gate(cache).proven([v2], rank_bound=1)
 
 
-def test_proven_rules_gate(tmp_path: Path, lib: dict[str, Rule]) -> None:
+def test_the_gate_passes_only_proved_rules(tmp_path: Path, lib: dict[str, Rule]) -> None:
     ok, bad = PRIVATE["private: add(x, y) => add(y, x)"], PRIVATE["private: subtract(x, y) => subtract(y, x)"]
     cache = ProofCache(tmp_path)
     with pytest.raises(UnprovenRule, match="no passing proof"):
-        proven_rules([ok], rank_bound=2, cache=cache)
+        _gate(cache).proven([ok], rank_bound=2)
     results = run_tasks(PRIVATE, tasks_for([ok, bad], 2), timeout=20.0, bound=3, jobs=1, cache=cache)
     assert {(r.rule, r.status) for r in results} == {(ok.name, "proved"), (bad.name, "refuted")}
-    assert proven_rules([ok], rank_bound=2, cache=cache) == [ok]
+    assert _gate(cache).proven([ok], rank_bound=2) == [ok]
     with pytest.raises(UnprovenRule, match="subtract"):
-        proven_rules([ok, bad], rank_bound=2, cache=cache)     # refuted is not proved
-    assert proven_rules([ok, bad], rank_bound=2, cache=cache, strict=False) == [ok]
+        _gate(cache).proven([ok, bad], rank_bound=2)     # refuted is not proved
+    assert _gate(cache).proven([ok, bad], rank_bound=2, strict=False) == [ok]
     # a rank that was never proved is missing too
     with pytest.raises(UnprovenRule, match="rank 3"):
-        proven_rules([ok], rank_bound=3, cache=cache)
+        _gate(cache).proven([ok], rank_bound=3)
 
 
 # -- the runner (the refuted case, which the CLI cannot show without a wrong rule in the library) -----

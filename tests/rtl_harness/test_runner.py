@@ -7,13 +7,14 @@ import pytest
 
 from compilers.act import compile_graph
 from compilers.act.check import check_program
-from compilers.act.rewrite import IrRules, ProofGate
+from compilers.act.rewrite import IrRules
 from compilers.targets import load_target
 from rtl_harness import verilate
 from rtl_harness.runner import RtlBackend, rtl_cost
 from semantics.hlo_parser import parse_file
 from semantics.inputs import random_inputs
 from tests.conftest import CORPUS
+from verif.gate import ProofGate
 
 pytestmark = [pytest.mark.rtl,
               pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")]
