@@ -17,7 +17,8 @@ the seeds the random-graph test and campaign use).
 
 Each compiled program is recorded as the sha256 of its assembly text (the command words and AMX C
 are functions of it; ``accv compile -o`` writes them for a diff of the paper kernels); rule
-instantiations without a cached proof are proved at first use (``$ACCV_PROOF_CACHE`` is shared by
+instantiations without a cached proof are proved at first use as ``accv compile`` does
+(``cpu_s`` is the worker's time for a kernel, such proofs included; ``$ACCV_PROOF_CACHE`` is shared by
 both sides, so both compile with the same proven rules).
 """
 
@@ -85,6 +86,11 @@ root, setdir = sys.argv[1], sys.argv[2]
 os.chdir(root)
 sys.path.insert(0, root)
 from compilers.act import Unsupported, compile_graph
+from compilers.act.rewrite import IrRules
+try:
+    from verif.gate import ProofGate
+except ImportError:                      # a checkout from before the gate moved to verif/
+    from compilers.act.rewrite import ProofGate
 from compilers.program import print_asm
 from compilers.targets import load_target
 from semantics.errors import AccvError
@@ -92,11 +98,14 @@ from semantics.hlo_parser import parse_file
 accs = {}
 for line in sys.stdin:
     name, target = line.split()
-    acc = accs.get(target) or accs.setdefault(target, load_target(target))
+    if target not in accs:               # missing proofs are proved at first use, as accv compile does
+        acc = load_target(target)
+        accs[target] = (acc, IrRules.for_target(acc, ProofGate(prove_missing=True)))
+    acc, rules = accs[target]
     rec = {"name": name, "target": target}
     t0 = time.process_time()
     try:
-        res = compile_graph(parse_file(os.path.join(setdir, name + ".hlo")), acc)
+        res = compile_graph(parse_file(os.path.join(setdir, name + ".hlo")), acc, rules=rules)
         text = print_asm(res.program)
         rec.update(outcome="compiled", instructions=len(res.program.instructions),
                    asm=hashlib.sha256(text.encode()).hexdigest()[:16])
