@@ -11,6 +11,12 @@ Lowering a graph (:func:`lower`) does three things, each an identity of the oper
   transposes, full slices, zero pads, broadcasts that add no dimension, and a
   ``dynamic-update-slice`` whose update covers the whole operand at offset 0;
 - regions (``to_apply``) are named by their content, not their name.
+
+Two memos here are process-wide, and by design: both are keyed by value, not by ``id()``, and
+bounded. ``_REGIONS`` maps a region's content key to a computation with that content (any one
+serves: equal keys evaluate alike), for :mod:`.fold` to evaluate a region an e-node names; and
+``_lower_semantics`` memoizes g_θ(α)'s term per (frozen instruction description, α), a pure
+function of its key. Every other cache of Act lives on a :mod:`.context` object.
 """
 
 from __future__ import annotations
