@@ -33,6 +33,7 @@ from semantics.ops import _z3util as Z
 
 from .replay import outputs_differ, replay_graphs, replay_symbolic
 from .results import Counterexample, ProofResult, ProverBug, verdict_of
+from .queries import MEMO, elements_unsat
 from .symbolic import Encoder, NotSymbolic
 
 __all__ = ["ProofResult", "ProverBug", "prove", "Counterexample", "verdict_of", "PROVER_VERSION"]
@@ -86,13 +87,24 @@ def _prove(rule: Rule, dtype: str, rank: int, timeout_s: float, bound: int, t0: 
         ill.uninterpreted = unint
         return ill
     try:
-        quick = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s, bound=2, max_instances=12,
-                               random_only=True)
-        if quick.status == "refuted":
-            quick.seconds = time.perf_counter() - t0
-            quick.uninterpreted = unint
-            return quick
-        res = _prove_symbolic(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s)
+        # the symbolic proof first: when it proves the rule, random inputs cannot refute it, so the
+        # quick random check (small counterexamples that replay by construction) runs only where
+        # the symbolic query does not prove the rule
+        try:
+            res = _prove_symbolic(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s)
+            bug = None
+        except ProverBug as e:
+            res, bug = None, e
+        if res is None or res.status != "proved":
+            quick = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s, bound=2, max_instances=12,
+                                   random_only=True)
+            if quick.status == "refuted":
+                quick.seconds = time.perf_counter() - t0
+                quick.uninterpreted = unint
+                return quick
+            if bug is not None:
+                raise bug
+        assert res is not None
         if res.status == "unknown":
             b = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s, bound)
             b.detail = f"symbolic: {res.detail}; " + b.detail if b.status != "refuted" else b.detail
@@ -165,8 +177,17 @@ def _prove_symbolic(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[An
     in_bounds = z3.And(*[z3.And(0 <= i, i < n) for i, n in zip(idx, L.shape, strict=True)]) if idx else z3.BoolVal(True)
     shape_diff = z3.Or(*[a != b for a, b in zip(L.shape, R.shape, strict=True)]) if idx else z3.BoolVal(False)
     wf_r = z3.And(*enc_r.wf) if enc_r.wf else z3.BoolVal(True)
-    elem_diff = z3.And(in_bounds, L.at(idx) != R.at(idx))
-    s.add(z3.Or(z3.Not(wf_r), shape_diff, elem_diff))
+    elem = L.at(idx) != R.at(idx)
+    if elements_unsat(elem, timeout_s):
+        # the elements agree wherever they are read: what is left is the integer part (shapes,
+        # the right side's well-formedness); anything but unsat there goes to the full query
+        s.push()
+        s.add(z3.Or(z3.Not(wf_r), shape_diff))
+        r = s.check()
+        s.pop()
+        if r == z3.unsat:
+            return ProofResult(rule.name, dtype, rank, "proved", "symbolic", 0.0)
+    s.add(z3.Or(z3.Not(wf_r), shape_diff, z3.And(in_bounds, elem)))
     r = s.check()
     if r == z3.unsat:
         return ProofResult(rule.name, dtype, rank, "proved", "symbolic", 0.0)
@@ -255,9 +276,11 @@ def _prove_bounded(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any
         return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"no well-formed instance with sizes <= {bound}")
     # cheap random testing of every instance first (smallest first), then a proof of each
     instances.sort(key=lambda a: (sum(a[str(n)] for t in ctx.tensors.values() for n in t.shape), sorted(a.items())))
-    for assign in instances:
+    for n, assign in enumerate(instances):
+        # the smallest instances get the full random test; larger ones a few tries (the proof of
+        # every instance below is complete, the random runs only find counterexamples sooner)
         res = _prove_instance(rule, ctx, lhs, rhs, dtype, rank, assign, syms, timeout_s, prove=False,
-                              tries=6 if random_only else 24)
+                              tries=6 if random_only else (24 if n < 12 else 3))
         if res is not None:
             return res
     if random_only:
@@ -331,11 +354,18 @@ def _prove_instance(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, dtype: str, 
         left = deadline - time.perf_counter()
         if left <= 0:
             return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"z3 at {assign}: timeout")
+        diff = z3.simplify(el.terms[i] != er.terms[i])
+        if z3.is_false(diff):
+            continue   # the same term on both sides
+        key = MEMO.canonical(diff)
+        if MEMO.known_unsat(key):
+            continue   # equal up to names to a query already proved (another element or instance)
         s = z3.Solver()
         s.set("timeout", max(1, int(left * 1000)))
-        s.add(el.terms[i] != er.terms[i])
+        s.add(diff)
         r = s.check()
         if r == z3.unsat:
+            MEMO.add_unsat(key)
             continue
         if r == z3.unknown:
             return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0,
