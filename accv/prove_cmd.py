@@ -44,6 +44,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--bound", type=int, default=3, help="size bound N of bounded proofs (default 3)")
     p.add_argument("--timeout", type=float, default=20.0, help="z3 timeout per query, seconds (default 20)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="prove on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786; "
+                        "needs the dask extra and this package on the workers)")
     p.add_argument("--json", metavar="OUT", help="write the results as JSON")
     p.add_argument("--junit", metavar="OUT", help="write JUnit XML, one testcase per (rule, dtype, rank)")
     p.add_argument("--cex-dir", metavar="DIR", default="build/prove",
@@ -101,7 +104,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
             bar.write(r.line(), file=sys.stdout)
 
     results = run_tasks(rules, tasks, timeout=args.timeout, bound=args.bound, jobs=args.jobs, cache=cache,
-                        progress=progress, use_cache=not args.no_cache)
+                        progress=progress, use_cache=not args.no_cache, scheduler=args.scheduler)
     bar.close()
     _fill_counterexamples(rules, results, args)
     summaries = summarize(rules, results)

@@ -64,7 +64,9 @@ def _work(task: Task, timeout: float, bound: int) -> ProofResult:
 
 def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, bound: int, jobs: int,
               cache: ProofCache | None, progress: Callable[[ProofResult], None] | None = None,
-              use_cache: bool = True) -> list[ProofResult]:
+              use_cache: bool = True, scheduler: str | None = None) -> list[ProofResult]:
+    """Prove ``tasks`` (cached results first), on ``jobs`` local workers or, with ``scheduler``,
+    on the Dask cluster at that address (:mod:`verif.cluster`)."""
     results: list[ProofResult] = []
     todo: list[Task] = []
     for t in tasks:
@@ -80,7 +82,11 @@ def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, boun
     lib = _library()
     extra = {k: v for k, v in rules.items() if lib.get(k) is not v}
     _init_worker(extra)
-    if jobs <= 1 or len(todo) <= 1:
+    if scheduler and todo:
+        from .cluster import run_on_cluster
+        for r in run_on_cluster(scheduler, todo, extra, timeout, bound):
+            _finish(rules, r, cache, bound, results, progress)
+    elif jobs <= 1 or len(todo) <= 1:
         for t in todo:
             r = _work(t, timeout, bound)
             _finish(rules, r, cache, bound, results, progress)
