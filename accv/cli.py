@@ -5,6 +5,7 @@ Exit codes (also in README.md):
     1  a check failed (a mismatch, a refuted rule, an evaluation error)
     2  bad input: unreadable file, HLO syntax error, malformed graph, wrong inputs, bad usage
     3  the input is valid but the target cannot run it (compiler issues)
+    4  accv prove: a proof is unknown (timeout); 5: only bounded under --require proved (prove_cmd.py)
 Errors a user can cause print one line on stderr (``accv: <place>: <reason>``), never a traceback.
 """
 
@@ -126,67 +127,6 @@ def cmd_sim(args: argparse.Namespace) -> int:
     types = [pl.type.without_layout().short() for pl in sorted(prog.outputs, key=lambda p: p.index)]
     _write_outputs(args, "sim", args.program, res.outputs, types, inputs)
     return 0
-
-
-def _select_rules(names: list[str], all_: bool) -> dict:
-    from rewrite_rules.library import load
-
-    lib = load()
-    if all_ or not names:
-        return dict(lib)
-    fams = {r.family for r in lib.values()}
-    chosen = {}
-    for n in names:
-        if n in lib:
-            chosen[n] = lib[n]
-        elif n in fams:
-            chosen.update({k: r for k, r in lib.items() if r.family == n})
-        else:
-            raise InputError(f"no rule or family named '{n}' (see: accv rules list)")
-    return chosen
-
-
-def cmd_prove(args: argparse.Namespace) -> int:
-    import json
-
-    from tqdm import tqdm
-
-    from verif.cache import ProofCache
-    from verif.run import run_tasks, summarize, table, tasks_for, timing
-
-    rules = _select_rules(args.rules, args.all)
-    tasks = tasks_for(rules.values(), args.rank)
-    cache = ProofCache()
-    bar = tqdm(total=len(tasks), unit="proof", disable=not sys.stderr.isatty() or args.quiet, file=sys.stderr)
-
-    def progress(r) -> None:  # noqa: ANN001
-        bar.update(1)
-        if not args.quiet:
-            bar.write(r.line(), file=sys.stdout)
-
-    results = run_tasks(rules, tasks, timeout=args.timeout, bound=args.bound, jobs=args.jobs, cache=cache,
-                        progress=progress, use_cache=not args.no_cache)
-    bar.close()
-    summaries = summarize(rules, results)
-    print()
-    print(table(summaries))
-    t = timing(results)
-    sym = sum(s.generality == "symbolic" for s in summaries)
-    print(f"\n{len(summaries)} rules, {len(results)} (rule, dtype, rank) proofs; {sym} rules proved for all sizes "
-          f"(symbolic) up to rank {args.rank}; time total {t['total_s']}s, median {t['median_s']}s, max {t['max_s']}s")
-    if args.json:
-        out = {"rank_bound": args.rank, "size_bound": args.bound, "timing": timing(results),
-               "rules": [{"rule": s.rule, "family": s.family, "status": s.status, "generality": s.generality,
-                          "seconds": round(s.seconds, 3), "dtypes": sorted({r.dtype for r in s.results}),
-                          "instantiations": [r.to_json() for r in s.results]} for s in summaries]}
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
-        print(f"wrote {args.json}")
-    bad = [s for s in summaries if s.status in ("refuted", "error")]
-    for s in bad:
-        print(f"accv: rule '{s.rule}' is {s.status}: " + next(r.detail for r in s.results if r.status == s.status),
-              file=sys.stderr)
-    return 1 if bad else 0
 
 
 def cmd_rules_list(args: argparse.Namespace) -> int:
@@ -364,17 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="as for compile: prove missing rule proofs at first use, or use cached proofs only")
     p.set_defaults(fn=cmd_check)
 
-    p = sub.add_parser("prove", help="prove rewrite rules with z3")
-    p.add_argument("rules", nargs="*", help="rule names or families (default: all)")
-    p.add_argument("--all", action="store_true", help="every rule of the library")
-    p.add_argument("--rank", type=int, default=3, help="prove rank-polymorphic rules for ranks 1..R (default 3)")
-    p.add_argument("--bound", type=int, default=3, help="size bound N of bounded proofs (default 3)")
-    p.add_argument("--timeout", type=float, default=20.0, help="z3 timeout per query, seconds (default 20)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
-    p.add_argument("--json", help="write the results as JSON to this file")
-    p.add_argument("--no-cache", action="store_true", help="ignore cached results (still updates the cache)")
-    p.add_argument("--quiet", action="store_true", help="only the summary")
-    p.set_defaults(fn=cmd_prove)
+    from .prove_cmd import add_parser as add_prove_parser
+
+    add_prove_parser(sub)
 
     p = sub.add_parser("rules", help="the rewrite-rule library")
     rsub = p.add_subparsers(dest="rules_command", required=True)

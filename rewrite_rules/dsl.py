@@ -129,10 +129,13 @@ class Rule:
 
     @property
     def source(self) -> str:
+        text = getattr(self.build, "source", None)   # a build object that carries its text (rule files)
+        if isinstance(text, str):
+            return text
         try:
             return inspect.getsource(self.build)
-        except OSError:  # pragma: no cover - built from a string
-            return self.build.__qualname__
+        except (OSError, TypeError):  # pragma: no cover - built from a string
+            return getattr(self.build, "__qualname__", type(self.build).__qualname__)
 
     def content_hash(self) -> str:
         """The proof cache key: the rule's name and claims, the whole source of the module that

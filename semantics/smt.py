@@ -49,14 +49,15 @@ class Encoding:
 
 
 def symbolic_inputs(graph: Graph, prefix: str = "") -> list[SymTensor]:
-    """Fresh z3 variables for every element of every entry parameter."""
+    """Fresh z3 variables for every element of every entry parameter (floats: ``fpBVToFP`` of a
+    bit-vector variable, so NaN inputs keep their bits; read a model with ``_z3util.model_value``)."""
     res = []
     for i, t in enumerate(graph.param_types):
         assert isinstance(t, TensorType)
         arr = np.empty(t.shape, dtype=object)
         pname = graph.entry.params[i]
         for idx in np.ndindex(t.shape):
-            arr[idx] = z3.Const(f"{prefix}{pname}{list(idx)}", Z.sort_of(t.dtype))
+            arr[idx] = Z.input_var(f"{prefix}{pname}{list(idx)}", t.dtype)
         res.append(SymTensor(arr, t))
     return res
 
@@ -85,7 +86,8 @@ def evaluate_smt(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
     Used to check that the encoding agrees with the interpreter.
     """
     ptypes = graph.param_types
-    enc = encode(graph, [concrete(np.asarray(a), t) for a, t in zip(inputs, ptypes, strict=True)])  # type: ignore[arg-type]
+    with Z.exact_nan_bits():
+        enc = encode(graph, [concrete(np.asarray(a), t) for a, t in zip(inputs, ptypes, strict=True)])  # type: ignore[arg-type]
     outs = []
     for s in enc.outputs:
         arr = np.empty(s.type.shape, dtype=s.type.dtype.np)

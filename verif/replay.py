@@ -18,10 +18,10 @@ from semantics.interp import evaluate
 from semantics.ir import Graph
 from semantics.ops import _z3util as Z
 
-from .prover import Counterexample, ProverBug
+from .results import Counterexample, ProverBug
 from .symbolic import Encoder
 
-__all__ = ["replay_symbolic", "replay_graphs", "outputs_differ"]
+__all__ = ["replay_symbolic", "replay_graphs", "outputs_differ", "hlo_text"]
 
 
 def outputs_differ(a: np.ndarray, b: np.ndarray) -> bool:
@@ -37,6 +37,18 @@ def outputs_differ(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(((bits_a != bits_b) & ~nan).any())
 
 
+def hlo_text(g: Graph, name: str) -> str:
+    """``g`` as HLO text whose module is called ``name`` (rule names are not HLO identifiers)."""
+    from semantics.hlo_printer import print_hlo
+
+    text = print_hlo(g)
+    first, _, rest = text.partition("\n")
+    if first.startswith("HloModule "):
+        tail = first[first.index(", entry_computation_layout"):] if ", entry_computation_layout" in first else ""
+        first = f"HloModule {name}{tail}"
+    return first + "\n" + rest
+
+
 def replay_graphs(gl: Graph, gr: Graph, sizes: dict[str, int], inputs: list[np.ndarray] | None,
                   reason: str) -> Counterexample:
     if inputs is None:
@@ -47,7 +59,8 @@ def replay_graphs(gl: Graph, gr: Graph, sizes: dict[str, int], inputs: list[np.n
     lo = evaluate(gl, inputs)[0]
     ro = evaluate(gr, inputs)[0]
     names = list(gl.entry.params)
-    cex = Counterexample(dict(sizes), dict(zip(names, inputs, strict=True)), lo, ro, reason=reason)
+    cex = Counterexample(dict(sizes), dict(zip(names, inputs, strict=True)), lo, ro, reason=reason,
+                         lhs_hlo=hlo_text(gl, "lhs"), rhs_hlo=hlo_text(gr, "rhs"))
     if not outputs_differ(lo, ro):
         raise ProverBug(f"counterexample does not replay ({reason}) at {sizes}: both sides give {lo.tolist()}")
     return cex
@@ -70,7 +83,7 @@ def replay_symbolic(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, dtype: str, 
         inputs = _inputs_from_model(gl, ctx, model, enc)
         lo = evaluate(gl, inputs)[0]
         return Counterexample(sizes, dict(zip(gl.entry.params, inputs, strict=True)), lo, lo,
-                              reason=f"the right side is not a valid graph: {e.reason}")
+                              reason=f"the right side is not a valid graph: {e.reason}", lhs_hlo=hlo_text(gl, "lhs"))
     inputs = _inputs_from_model(gl, ctx, model, enc)
     where = tuple(ev(i) for i in idx) if idx else None
     cex = replay_graphs(gl, gr, sizes, inputs, structural or "outputs differ")
@@ -86,9 +99,7 @@ def _inputs_from_model(g: Graph, ctx: RuleCtx, model: z3.ModelRef, enc: Encoder)
         assert isinstance(t, TensorType)
         arr = np.zeros(t.shape, dtype=t.dtype.np)
         if name in enc.inputs:
-            _, fn = enc.inputs[name]
             for i in np.ndindex(t.shape):
-                term = fn(*[z3.IntVal(k) for k in i]) if i else fn
-                arr[i] = Z.value_of(model.eval(term, model_completion=True), t.dtype)
+                arr[i] = Z.model_value(model, enc.element(name, [z3.IntVal(k) for k in i]), t.dtype)
         out.append(arr)
     return out

@@ -9,6 +9,7 @@ proved symbolically, else the weakest bounded generality used.
 
 from __future__ import annotations
 
+import multiprocessing
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -21,7 +22,7 @@ from rewrite_rules.dsl import Rule
 from .cache import ProofCache
 from .prover import ProofResult, ProverBug, prove
 
-__all__ = ["Task", "tasks_for", "run_tasks", "summarize", "RuleSummary"]
+__all__ = ["Task", "tasks_for", "run_tasks", "summarize", "RuleSummary", "table", "timing", "worst"]
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,7 @@ _LIB: dict[str, Rule] = {}
 
 
 def _init_worker(extra: dict[str, Rule] | None = None) -> None:
-    from rewrite_rules.library import load
-    _LIB.update(load())
+    _LIB.update(_library())
     if extra:
         _LIB.update(extra)
 
@@ -64,7 +64,9 @@ def _work(task: Task, timeout: float, bound: int) -> ProofResult:
 
 def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, bound: int, jobs: int,
               cache: ProofCache | None, progress: Callable[[ProofResult], None] | None = None,
-              use_cache: bool = True) -> list[ProofResult]:
+              use_cache: bool = True, scheduler: str | None = None) -> list[ProofResult]:
+    """Prove ``tasks`` (cached results first), on ``jobs`` local workers or, with ``scheduler``,
+    on the Dask cluster at that address (:mod:`verif.cluster`)."""
     results: list[ProofResult] = []
     todo: list[Task] = []
     for t in tasks:
@@ -77,23 +79,30 @@ def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, boun
                 progress(r)
         else:
             todo.append(t)
-    extra = {k: v for k, v in rules.items() if k not in _library_names()}
-    if jobs <= 1 or len(todo) <= 1:
-        _init_worker(extra)
+    lib = _library()
+    extra = {k: v for k, v in rules.items() if lib.get(k) is not v}
+    _init_worker(extra)
+    if scheduler and todo:
+        from .cluster import run_on_cluster
+        for r in run_on_cluster(scheduler, todo, extra, timeout, bound):
+            _finish(rules, r, cache, bound, results, progress)
+    elif jobs <= 1 or len(todo) <= 1:
         for t in todo:
             r = _work(t, timeout, bound)
             _finish(rules, r, cache, bound, results, progress)
     else:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(extra,)) as ex:
+        # forked workers inherit the rules (a user's rules may be closures, which do not pickle)
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
             futs = [ex.submit(_work, t, timeout, bound) for t in todo]
             for f in as_completed(futs):
                 _finish(rules, f.result(), cache, bound, results, progress)
     return results
 
 
-def _library_names() -> set[str]:
+def _library() -> dict[str, Rule]:
     from rewrite_rules.library import load
-    return set(load())
+    return load()
 
 
 def _finish(rules: dict[str, Rule], r: ProofResult, cache: ProofCache | None, bound: int,
@@ -107,12 +116,28 @@ def _finish(rules: dict[str, Rule], r: ProofResult, cache: ProofCache | None, bo
 
 @dataclass
 class RuleSummary:
+    """One rule's results: ``verdict`` is the weakest of its instantiations' (error < refuted <
+    unknown < bounded < proved); ``status``/``generality`` as the cache records them."""
+
     rule: str
     family: str
     status: str
     generality: str
     seconds: float
     results: list[ProofResult]
+
+    @property
+    def verdict(self) -> str:
+        return worst(r.verdict for r in self.results)
+
+
+_ORDER = ("error", "refuted", "unknown", "bounded", "proved")
+
+
+def worst(verdicts: Iterable[str]) -> str:
+    """The weakest verdict (``proved`` for none)."""
+    vs = set(verdicts)
+    return next((v for v in _ORDER if v in vs), "proved")
 
 
 def summarize(rules: dict[str, Rule], results: list[ProofResult]) -> list[RuleSummary]:
@@ -134,20 +159,20 @@ def summarize(rules: dict[str, Rule], results: list[ProofResult]) -> list[RuleSu
 
 
 def table(summaries: list[RuleSummary]) -> str:
+    """One row per family: rules by verdict (a rule counts under its weakest instantiation)."""
     fams: dict[str, list[RuleSummary]] = defaultdict(list)
     for s in summaries:
         fams[s.family].append(s)
-    lines = [f"{'family':<22}{'rules':>6}{'proved':>8}{'symbolic':>10}{'bounded':>9}{'refuted':>9}{'unknown':>9}"]
-    tot = [0, 0, 0, 0, 0, 0]
+    cols = ("proved", "bounded", "refuted", "unknown", "error")
+    widths = (6, 8, 9, 9, 9, 7)
+    lines = [f"{'family':<22}{'rules':>6}" + "".join(f"{c:>{w}}" for c, w in zip(cols, widths[1:], strict=True))]
+    tot = [0] * 6
     for fam in sorted(fams):
         ss = fams[fam]
-        row = [len(ss), sum(s.status == "proved" for s in ss),
-               sum(s.generality == "symbolic" for s in ss),
-               sum(s.status == "proved" and s.generality != "symbolic" for s in ss),
-               sum(s.status == "refuted" for s in ss), sum(s.status in ("unknown", "error") for s in ss)]
+        row = [len(ss)] + [sum(s.verdict == c for s in ss) for c in cols]
         tot = [a + b for a, b in zip(tot, row, strict=True)]
-        lines.append(f"{fam:<22}" + "".join(f"{v:>{w}}" for v, w in zip(row, (6, 8, 10, 9, 9, 9), strict=True)))
-    lines.append(f"{'total':<22}" + "".join(f"{v:>{w}}" for v, w in zip(tot, (6, 8, 10, 9, 9, 9), strict=True)))
+        lines.append(f"{fam:<22}" + "".join(f"{v:>{w}}" for v, w in zip(row, widths, strict=True)))
+    lines.append(f"{'total':<22}" + "".join(f"{v:>{w}}" for v, w in zip(tot, widths, strict=True)))
     return "\n".join(lines)
 
 

@@ -3,7 +3,8 @@
 A pattern (:mod:`rewrite_rules.dsl`) is encoded for one dtype and rank with every size and
 attribute a symbolic integer: an :class:`STensor` has a symbolic shape and an ``at(index)``
 function giving the z3 term of the element at a symbolic index. Tensor variables are uninterpreted
-functions ``Int^rank -> sort``. Elementwise operators apply the operator table's own scalar z3
+functions ``Int^rank -> sort`` (floats: ``Int^rank -> bits``, read through ``fpBVToFP``, so a NaN
+input keeps its sign and payload where an operator observes them, :func:`semantics.ops._z3util.ieee_bits`). Elementwise operators apply the operator table's own scalar z3
 semantics (``OpDef.scalar``: the same terms the concrete SMT encoder uses), so a proof here is about
 exactly the semantics the interpreter implements. Data movement (slice, pad, concatenate,
 broadcast, transpose, reverse, reshape, iota, dynamic-slice, dynamic-update-slice, copy) is
@@ -84,11 +85,19 @@ class Encoder:
         for n in v.shape:
             self.req(n >= 0)
         if v.name not in self.inputs:
-            sort = Z.sort_of(dt)
+            # a float element is fpBVToFP of its bits, so NaN inputs keep their sign and payload
+            sort = z3.BitVecSort(dt.bits) if dt.is_float else Z.sort_of(dt)
             fn = z3.Function(v.name, *([z3.IntSort()] * v.rank), sort) if v.rank else z3.Const(v.name, sort)
             self.inputs[v.name] = (v, fn)
         fn = self.inputs[v.name][1]
-        return STensor(dt, list(v.shape), (lambda i: fn(*i)) if v.rank else (lambda i: fn))
+        return STensor(dt, list(v.shape), lambda i: self.element(v.name, i))
+
+    def element(self, name: str, index: Index) -> Any:
+        """The term of input ``name``'s element at ``index`` (floats: ``fpBVToFP`` of its bits)."""
+        v, fn = self.inputs[name]
+        dt = self.dt(v.dtype)
+        t = fn(*index) if v.rank else fn
+        return z3.fpBVToFP(t, Z.fp_sort(dt)) if dt.is_float else t
 
     # -- operators -----------------------------------------------------------------------------
 
@@ -183,6 +192,9 @@ class Encoder:
     def _op_transpose(self, node: Op, args: list[STensor]) -> STensor:
         (x,) = args
         perm = node.attrs["dimensions"]
+        if sorted(perm) != list(range(x.rank)):
+            self.req(False)   # not a permutation of the operand's dimensions
+            perm = tuple(range(x.rank))
 
         def at(i: Index) -> Any:
             j: list[Any] = [0] * x.rank
@@ -194,6 +206,8 @@ class Encoder:
     def _op_reverse(self, node: Op, args: list[STensor]) -> STensor:
         (x,) = args
         dims = node.attrs["dimensions"]
+        if any(not 0 <= d < x.rank for d in dims) or len(set(dims)) != len(dims):
+            self.req(False)   # a dimension the operand lacks
         return STensor(x.dtype, list(x.shape),
                        lambda i: x.at([x.shape[k] - 1 - i[k] if k in dims else i[k] for k in range(x.rank)]))
 

@@ -3,8 +3,16 @@
 Representation (documented in docs/semantics.md): pred is a z3 Bool; an integer type of width w is
 a bit-vector of width w (two's complement for signed types, wraparound arithmetic); bf16, f16,
 f32, f64 are z3 floating-point sorts FP(8,8), FP(5,11), FP(8,24), FP(11,53) with
-round-to-nearest-even. SMT-LIB floating point has a single NaN, so the encoding is exact up to
-NaN payloads and the sign of NaN.
+round-to-nearest-even.
+
+NaNs: SMT-LIB floating point has a single NaN. Where an operator observes a NaN's bits
+(``bitcast-convert`` of a float, ``compare`` with ``TOTALORDER``: both go through
+:func:`ieee_bits`), the bits are exact for the NaNs of inputs and constants (a float input is the
+term ``fpBVToFP(bits)`` of a bit-vector variable, so every NaN pattern is a possible input, and
+:func:`model_value` reads the pattern back) and *any* NaN pattern for a NaN an operation computes
+(a fresh variable per observation: the interpreter's rule for which NaN an operation returns is not
+modelled, so a proof must hold for every choice). Float values themselves are compared as SMT
+values, every NaN equal to every NaN.
 """
 
 from __future__ import annotations
@@ -17,7 +25,8 @@ import z3
 
 from ..dtypes import DType, Kind
 
-__all__ = ["sort_of", "const", "const_array", "value_of", "RNE", "RTZ", "fp_sort", "elementwise"]
+__all__ = ["sort_of", "const", "const_array", "value_of", "model_value", "input_var", "ieee_bits", "nan_draws",
+           "exact_nan_bits", "RNE", "RTZ", "fp_sort", "elementwise"]
 
 RNE = z3.RNE()
 RTZ = z3.RTZ()
@@ -75,14 +84,84 @@ def value_of(term: z3.ExprRef, dt: DType) -> Any:
     return np.array(bv.as_long(), dtype=dt.uint_np).view(dt.np)[()]
 
 
+def input_var(name: str, dt: DType) -> z3.ExprRef:
+    """A fresh input element of type ``dt``: floats are ``fpBVToFP`` of a bit-vector variable, so
+    that a NaN input carries its sign and payload (read back by :func:`model_value`)."""
+    if dt.is_float:
+        return z3.fpBVToFP(z3.BitVec(name, dt.bits), fp_sort(dt))
+    return z3.Const(name, sort_of(dt))
+
+
+def _bits_source(x: z3.ExprRef) -> z3.ExprRef | None:
+    """``b`` when ``x`` is ``fpBVToFP(b)`` (an input or a constant), else None."""
+    if z3.is_app_of(x, z3.Z3_OP_FPA_TO_FP) and x.num_args() == 1 and z3.is_bv(x.arg(0)):
+        return x.arg(0)
+    return None
+
+
+def model_value(model: z3.ModelRef, term: z3.ExprRef, dt: DType) -> Any:
+    """The value of an input element ``term`` in ``model``, NaN payload and sign included."""
+    src = _bits_source(term) if dt.is_float else None
+    if src is not None:
+        bv = model.eval(src, model_completion=True)
+        return np.array(bv.as_long(), dtype=dt.uint_np).view(dt.np)[()]
+    return value_of(model.eval(term, model_completion=True), dt)
+
+
+_DRAWS = [0]
+_EXACT = [False]
+
+
+def nan_draws() -> int:
+    """How many arbitrary NaN patterns :func:`ieee_bits` has drawn so far in this process (a prover
+    compares it before and after a query: a model that does not replay is then not a prover bug
+    but a dependence on a computed NaN's bits)."""
+    return _DRAWS[0]
+
+
+class exact_nan_bits:
+    """Context manager: computed NaNs read as the positive quiet NaN instead of an arbitrary pattern
+    (:func:`semantics.smt.evaluate_smt` evaluates closed terms)."""
+
+    def __enter__(self) -> None:
+        self._old = _EXACT[0]
+        _EXACT[0] = True
+
+    def __exit__(self, *exc: Any) -> None:
+        _EXACT[0] = self._old
+
+
 def ieee_bits(x: z3.ExprRef) -> z3.ExprRef:
-    """The IEEE bit pattern of a float term as a bit-vector. SMT-LIB leaves ``fp.to_ieee_bv`` of
-    NaN unspecified (SMT has one NaN), so NaN is given the bits of the positive quiet NaN, the value
-    :func:`value_of` reads NaN as."""
-    s = x.sort()
-    e, m = s.ebits(), s.sbits() - 1
-    qnan = (((1 << e) - 1) << m) | (1 << (m - 1))
-    return z3.If(z3.fpIsNaN(x), z3.BitVecVal(qnan, e + m + 1), z3.fpToIEEEBV(x))
+    """The IEEE bit pattern of a float term as a bit-vector.
+
+    Inputs and constants (``fpBVToFP(b)``) give ``b`` exactly, through ``If`` (select, maximum, pad
+    values ...) too. A NaN an operation computes gives an arbitrary NaN pattern (a fresh variable:
+    which NaN an operation returns is not modelled), so a proof holds whatever that NaN is."""
+    memo: dict[int, z3.ExprRef] = {}
+
+    def go(t: z3.ExprRef) -> z3.ExprRef:
+        k = t.get_id()
+        if k in memo:
+            return memo[k]
+        src = _bits_source(t)
+        if src is not None:
+            r = src
+        elif z3.is_app_of(t, z3.Z3_OP_ITE):
+            r = z3.If(t.arg(0), go(t.arg(1)), go(t.arg(2)))
+        else:
+            s = t.sort()
+            e, m = s.ebits(), s.sbits() - 1
+            if _EXACT[0]:
+                nan = z3.BitVecVal((((1 << e) - 1) << m) | (1 << (m - 1)), e + m + 1)
+            else:
+                _DRAWS[0] += 1
+                sign = z3.BitVec(f"nan!{_DRAWS[0]}.sign", 1)
+                pay = z3.BitVec(f"nan!{_DRAWS[0]}.payload", m)
+                nan = z3.Concat(sign, z3.BitVecVal((1 << e) - 1, e), z3.If(pay == 0, z3.BitVecVal(1, m), pay))
+            r = z3.If(z3.fpIsNaN(t), nan, z3.fpToIEEEBV(t))
+        memo[k] = r
+        return r
+    return go(x)
 
 
 def elementwise(fn: Any, *arrays: np.ndarray) -> np.ndarray:

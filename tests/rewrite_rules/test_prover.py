@@ -19,7 +19,7 @@ from rewrite_rules.dsl import Rule, dot, op, rule
 from rewrite_rules.library import load
 from verif.cache import ProofCache, default_cache_dir
 from verif.gate import ProofGate, ProofStore, UnprovenRule
-from verif.prover import ProofResult, prove
+from verif.prover import PROVER_VERSION, ProofResult, prove
 from verif.run import run_tasks, summarize, table, tasks_for
 
 SYMBOLIC_RULE = "slice(x, 0, shape(x)) => x"
@@ -69,12 +69,14 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_symbolic_generality_reported(lib: dict[str, Rule]) -> None:
     res = prove(lib[SYMBOLIC_RULE], "s32", 2, timeout_s=20.0)
     assert (res.status, res.generality) == ("proved", "symbolic")
-    assert "symbolic" in res.line() and res.to_json()["generality"] == "symbolic"
+    assert res.line().startswith("[PROVED s32 r2]") and res.to_json()["generality"] == "symbolic"
+    assert res.verdict == "proved" and res.to_json()["verdict"] == "proved"
 
 
 def test_bounded_generality_reported_for_dot_and_reduce(lib: dict[str, Rule]) -> None:
     res = prove(lib[BOUNDED_RULE], "f32", 1, timeout_s=20.0, bound=3)
     assert (res.status, res.generality) == ("proved", "bounded 3")
+    assert res.verdict == "bounded" and res.line().startswith("[BOUNDED n<=3 f32 r1]")
     assert "dot has no symbolic-shape encoding" in res.detail
     red = prove(lib["reduce(x, v, {0}) with x.shape[0] = 0 => broadcast(v)"], "s8", 1, timeout_s=20.0, bound=2)
     assert (red.status, red.generality) == ("proved", "bounded 2")
@@ -101,8 +103,8 @@ def test_summary_generality_is_the_weakest() -> None:
     (s,) = summarize(rules, rs + [ProofResult("r", "f32", 1, "unknown", "", 20.0)])
     assert (s.status, s.generality) == ("unknown", "")
     t = table(summarize(rules, rs)).splitlines()
-    assert t[0].split() == ["family", "rules", "proved", "symbolic", "bounded", "refuted", "unknown"]
-    assert t[1].split() == ["private_ok", "1", "1", "0", "1", "0", "0"]
+    assert t[0].split() == ["family", "rules", "proved", "bounded", "refuted", "unknown", "error"]
+    assert t[1].split() == ["private_ok", "1", "0", "1", "0", "0", "0"]
 
 
 # -- the cache ---------------------------------------------------------------------------------------
@@ -216,20 +218,21 @@ def test_cli_prove_writes_json(cache_dir: Path, tmp_path: Path, capsys: pytest.C
     assert "2 rules" in text and f"wrote {out}" in text
     lines = [ln for ln in text.splitlines() if ln.startswith("[")]
     assert len(lines) == len(lib[SYMBOLIC_RULE].dtypes) * 3 + len(lib[BOUNDED_RULE].dtypes)
-    assert all(ln.startswith("[PROVED") for ln in lines)
-    assert sum("bounded 3" in ln for ln in lines) == len(lib[BOUNDED_RULE].dtypes)
+    assert sum(ln.startswith("[PROVED") for ln in lines) == len(lib[SYMBOLIC_RULE].dtypes) * 3
+    assert sum(ln.startswith("[BOUNDED n<=3") for ln in lines) == len(lib[BOUNDED_RULE].dtypes)
     data = json.loads(out.read_text())
     assert data["size_bound"] == 3 and data["rank_bound"] == 3
     rules = {r["rule"]: r for r in data["rules"]}
     assert set(rules) == {SYMBOLIC_RULE, BOUNDED_RULE}
     assert rules[SYMBOLIC_RULE]["generality"] == "symbolic"
     assert rules[BOUNDED_RULE]["generality"] == "bounded 3"
+    assert (rules[SYMBOLIC_RULE]["verdict"], rules[BOUNDED_RULE]["verdict"]) == ("proved", "bounded")
     for r in rules.values():
         assert r["status"] == "proved" and r["seconds"] >= 0
         for inst in r["instantiations"]:
             assert {"dtype", "rank", "status", "generality", "seconds"} <= set(inst)
     assert data["timing"]["instantiations"] == sum(len(r["instantiations"]) for r in rules.values())
-    assert (cache_dir / "proofs-v1.jsonl").is_file()
+    assert (cache_dir / f"proofs-v{PROVER_VERSION}.jsonl").is_file()
     # a second run is answered from the cache
     assert main(["prove", BOUNDED_RULE, "--jobs", "1", "--quiet"]) == 0
     assert "1 rules" in capsys.readouterr().out
@@ -248,5 +251,5 @@ def test_cli_unknown_rule_is_exit_2_one_line(cache_dir: Path, capsys: pytest.Cap
     cap = capsys.readouterr()
     assert cap.out == ""
     assert len(cap.err.strip().splitlines()) == 1
-    assert "no rule or family named 'no such rule => nothing'" in cap.err
+    assert "no rule, family or file named 'no such rule => nothing'" in cap.err
     assert not cache_dir.exists()
