@@ -25,7 +25,7 @@ __all__ = ["run_on_cluster"]
 
 def _task(name: str, rule: Rule | None, dtype: str, rank: int, timeout: float, bound: int) -> ProofResult:
     """On a worker: prove one instantiation (the library rule ``name`` when ``rule`` is None)."""
-    from .run import Task, _LIB, _init_worker, _work
+    from .worker import _LIB, Task, _init_worker, _work
 
     if rule is None and name not in _LIB:
         _init_worker()

@@ -20,16 +20,10 @@ from typing import Any
 from rewrite_rules.dsl import Rule
 
 from .cache import ProofCache
-from .prover import ProofResult, ProverBug, prove
+from .prover import ProofResult
+from .worker import Task, _init_worker, _library, _work
 
 __all__ = ["Task", "tasks_for", "run_tasks", "summarize", "RuleSummary", "table", "timing", "worst"]
-
-
-@dataclass(frozen=True)
-class Task:
-    rule: str
-    dtype: str
-    rank: int
 
 
 def tasks_for(rules: Iterable[Rule], rank_bound: int) -> list[Task]:
@@ -40,26 +34,6 @@ def tasks_for(rules: Iterable[Rule], rank_bound: int) -> list[Task]:
             for k in ranks:
                 out.append(Task(r.name, d, k))
     return out
-
-
-_LIB: dict[str, Rule] = {}
-
-
-def _init_worker(extra: dict[str, Rule] | None = None) -> None:
-    _LIB.update(_library())
-    if extra:
-        _LIB.update(extra)
-
-
-def _work(task: Task, timeout: float, bound: int) -> ProofResult:
-    rule = _LIB[task.rule]
-    try:
-        return prove(rule, task.dtype, task.rank, timeout, bound)
-    except ProverBug as e:
-        return ProofResult(rule.name, task.dtype, task.rank, "error", "", 0.0, detail=f"prover bug: {e}")
-    except Exception as e:  # noqa: BLE001 - one broken rule must not lose the other results
-        return ProofResult(rule.name, task.dtype, task.rank, "error", "", 0.0,
-                           detail=f"{type(e).__name__}: {e}".splitlines()[0])
 
 
 def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, bound: int, jobs: int,
@@ -98,11 +72,6 @@ def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, boun
             for f in as_completed(futs):
                 _finish(rules, f.result(), cache, bound, results, progress)
     return results
-
-
-def _library() -> dict[str, Rule]:
-    from rewrite_rules.library import load
-    return load()
 
 
 def _finish(rules: dict[str, Rule], r: ProofResult, cache: ProofCache | None, bound: int,

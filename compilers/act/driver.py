@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from semantics.errors import AccvError
 from semantics.ir import Graph
 
 from ..isa import Accelerator
@@ -38,6 +37,7 @@ from .context import CompileContext, TargetContext
 from .csp import Layout, hbm_layout
 from .egraph import EGraph, NodeInfo
 from .emit import emit
+from .errors import CompileError, Unsupported
 from .extract import Extractor, gamma
 from .initialize import Kernel, forms_memo, initialize, insert
 from .isa_rules import IsaRules, apply_isa_rules
@@ -45,18 +45,6 @@ from .pii import PartsMemo, PiiGraph, pii_parts
 from .rewrite import IrRules
 
 __all__ = ["Unsupported", "CompileError", "Stats", "Compiled", "act_enum", "compile_graph", "default_cost"]
-
-
-class Unsupported(AccvError):
-    """The target cannot run this kernel (one line: why); the CLI exits 3."""
-
-    exit_code = 3
-
-
-class CompileError(AccvError):
-    """The compiler produced a wrong program or failed internally (a bug); the CLI exits 1."""
-
-    exit_code = 1
 
 
 class InstructionCost:

@@ -53,6 +53,7 @@ from semantics.types import TensorType
 
 from ...isa import HBM, Accelerator
 from ..context import CompileContext, TargetContext
+from ..errors import CompileError
 from ..phase1 import IsaRule, IsaRules, PiiGraph, PiiNode
 from ..terms import Term
 from .forms import Forms
@@ -134,8 +135,6 @@ class Tiler(Pruning, MovedSearch):
         if ctx is None:
             ctx = CompileContext(TargetContext.of(acc))
         elif ctx.target.acc is not acc:
-            from ..driver import CompileError  # (the driver imports this package)
-
             raise CompileError(f"tiling.Tiler: the compile context is for {ctx.target.acc.name}, not {acc.name}")
         self.acc = acc
         self.ctx = ctx
