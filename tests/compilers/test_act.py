@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accv.check import check_program
 from accv.cli import main
 from compilers.act import Unsupported, compile_graph, phase1, phase2  # noqa: I001
-from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules, ProofGate
 from compilers.isa import HBM
 from compilers.program import Concrete, Program

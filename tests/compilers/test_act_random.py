@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
+from accv.check import check_program
 from compilers.act import Unsupported, compile_graph
-from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules, ProofGate
 from compilers.targets import load_target
 from semantics.gen import random_graph
