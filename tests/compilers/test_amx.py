@@ -1,4 +1,4 @@
-"""The amx target (compilers/targets/amx.py), its K1 program and its C emitter.
+"""The amx target (compilers/targets/amx/), its K1 program and its C emitter.
 
 Every instruction is checked against an independent model written here from the Intel SDM
 pseudocode (python loops, exact rational arithmetic with Fraction for floats), not from the HLO
