@@ -169,8 +169,9 @@ def _relu(src: str, shape: str, out: str) -> str:
 
 
 def _wrap20(src: str, out: str) -> str:
+    """``out`` = ``src`` wrapped to ARRAY_BITS-bit two's complement (shift left, arithmetic right)."""
     return f"""
-  w12 = s32[] constant(12)
+  w12 = s32[] constant({32 - ARRAY_BITS})
   w12b = s32[@D,@D] broadcast(w12), dimensions={{}}
   wl = s32[@D,@D] shift-left({src}, w12b)
   {out} = s32[@D,@D] shift-right-arithmetic(wl, w12b)"""
