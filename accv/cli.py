@@ -144,7 +144,7 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
     from compilers.act import Unsupported, compile_graph
     from compilers.act.rewrite import IrRules
     from compilers.program import print_asm
-    from compilers.targets import load_target
+    from compilers.targets import load_target, target_package
     from verif.gate import ProofGate
 
     g = _read_graph(args.file)
@@ -152,8 +152,9 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
     gate = ProofGate(prove_missing=args.proofs == "prove", log=lambda m: print(f"accv: {m}", file=sys.stderr))
     cost = None
     if getattr(args, "cost", "description") == "rtl":
-        from rtl_harness.runner import rtl_cost
         from semantics.inputs import random_inputs
+
+        from .check import rtl_cost
 
         cost = rtl_cost(acc, random_inputs(g, args.seed))
     try:
@@ -168,18 +169,10 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(f"# {args.file} compiled for {acc.name} by accv compile\n" + print_asm(prog))
     extra = []
-    if acc.name == "gemmini":
-        from compilers.gemmini_stream import encode, format_command
-
-        words = out.with_suffix(".stream")
-        words.write_text("".join(format_command(c) + "\n" for c in encode(prog)))
-        extra.append(str(words))
-    elif acc.name == "amx":
-        from compilers.amx_emit import emit_c
-
-        c_file = out.with_suffix(".c")
-        c_file.write_text(emit_c(prog, acc, name=Path(args.file).stem))
-        extra.append(str(c_file))
+    for suffix, text in target_package(acc.name).artifacts(prog, acc, Path(args.file).stem).items():
+        path = out.with_suffix(suffix)
+        path.write_text(text)
+        extra.append(str(path))
     st = res.stats
     hbm_bytes = sum(acc.instructions[c.name].cost.hbm_bytes.eval(c.env) for c in prog.instructions)
     what = "RTL-measured" if cost is not None else "estimated"
@@ -201,18 +194,18 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
 
 
 def _run_check(args: argparse.Namespace, g, acc, prog, out: Path, backend_name: str) -> int:  # noqa: ANN001
-    from compilers.act.check import check_program
-    from compilers.backend import get_backend
+    from .backends import REGISTRY, get_backend
+    from .check import check_program
 
-    backend = get_backend(backend_name, acc)
+    backend = get_backend(acc, backend_name)
     chk = check_program(g, acc, prog, args.check, args.seed, args.file, out.parent / "reproducer", backend=backend)
     if not chk.ok:
         print(f"accv: {args.file}: compiled program on the {acc.name} {backend.name} backend differs from the "
               f"reference on {chk.message}; reproducer in {chk.reproducer}", file=sys.stderr)
         return 1
-    what = "simulator" if backend.name == "sim" else backend.name.upper()
     cyc = "" if chk.cycles is None else f"; {chk.cycles} cycles"
-    print(f"  check: {chk.runs} random input set(s) on the {acc.name} {what} equal the reference bit for bit{cyc}")
+    print(f"  check: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal the "
+          f"reference bit for bit{cyc}")
     return 0
 
 
@@ -224,8 +217,15 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from compilers.backend import BackendUnavailable
+
+    from .backends import unavailable
+
     if args.check < 1:
         raise InputError("--check must be at least 1")
+    why = unavailable(args.target, args.backend)    # before compiling: a pair that cannot run fails at once
+    if why is not None:
+        raise BackendUnavailable(why)
     g, acc, res, out = _compile(args)
     return _run_check(args, g, acc, res.program, out, args.backend)
 
@@ -245,6 +245,8 @@ def _input_args(p: argparse.ArgumentParser, per: str, default_out: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .backends import REGISTRY, backend_names
+
     ap = argparse.ArgumentParser(prog="accv", description="Verification and differential testing of tensor-accelerator compilers.")
     ap.add_argument("--version", action="version", version=f"accv {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -287,12 +289,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "proofs only")
     p.set_defaults(fn=cmd_compile)
 
-    p = sub.add_parser("check", help="compile an HLO kernel and run it on a backend (simulator or RTL) "
-                                     "against the reference interpreter")
+    p = sub.add_parser("check", help="compile an HLO kernel and run it on a backend (simulator, command-stream "
+                                     "model or RTL) against the reference interpreter")
     p.add_argument("file")
     p.add_argument("--target", required=True)
-    p.add_argument("--backend", choices=("sim", "rtl"), default="sim",
-                   help="sim: the functional simulator; rtl: the Verilated accelerator (gemmini, qkv), with cycles")
+    p.add_argument("--backend", choices=backend_names(), default="sim",
+                   help="what runs the program: " + "; ".join(
+                       f"{k.name}: the {k.title} ({', '.join(k.targets)})" for k in REGISTRY.values())
+                   + " (default sim)")
     p.add_argument("-o", "--output", help="assembly file to write (default build/compile/<kernel>/<target>.asm)")
     p.add_argument("--check", type=int, default=3, metavar="N", help="random input sets (default 3)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first input set (default 0)")

@@ -1,4 +1,4 @@
-"""Speed of the emulated AMX backend (compilers/amx_run) on the AMX program set
+"""Speed of the emulated AMX backend (compilers/targets/amx) on the AMX program set
 (tests/compilers/data/amx_programs): gcc build time cold (an empty cache) and cached (the
 content-hash lookup), and programs per second of a run from a cached build (emit the C, look the
 build up, run the executable on an HBM image, read it back), beside the functional simulator on
@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compilers.amx_emit import emit_c  # noqa: E402
-from compilers.amx_run.backends import EmulatedBackend, image_mismatch  # noqa: E402
-from compilers.amx_run.build import build, gcc_version, run_image  # noqa: E402
+from compilers.targets.amx.emit_c import emit_c  # noqa: E402
+from compilers.targets.amx.backends import EmulatedBackend, image_mismatch  # noqa: E402
+from compilers.targets.amx.cbuild import build, gcc_version, run_image  # noqa: E402
 from fuzz.amx_programs import graph, load_set  # noqa: E402
 from compilers.program import hbm_image  # noqa: E402
 from compilers.simulator import simulate_image  # noqa: E402

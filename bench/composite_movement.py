@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from accv.check import check_program  # noqa: E402
 from compilers.act import compile_graph  # noqa: E402
-from compilers.act.check import check_program  # noqa: E402
 from compilers.isa import Accelerator  # noqa: E402
 from compilers.program import Program  # noqa: E402
 from compilers.targets import load_target  # noqa: E402

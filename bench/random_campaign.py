@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from accv.check import check_program  # noqa: E402
 from compilers.act import Unsupported, compile_graph  # noqa: E402
-from compilers.act.check import check_program  # noqa: E402
 from compilers.act.rewrite import IrRules  # noqa: E402
 from compilers.act.tiling import Tiler  # noqa: E402
 from compilers.program import print_asm  # noqa: E402

@@ -26,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from accv.backends import get_backend  # noqa: E402
+from accv.check import check_program  # noqa: E402
 from bench.composite_movement import library_calls  # noqa: E402
 from compilers.act import Unsupported, compile_graph  # noqa: E402
-from compilers.act.check import check_program  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
-from rtl_harness.runner import RtlBackend  # noqa: E402
 from semantics.hlo_parser import parse_file  # noqa: E402
 
 PAPER = ROOT.parent / "shared" / "corpus" / "paper"
@@ -46,7 +46,7 @@ def main() -> int:
     rows: list[dict] = []
     for target in ("qkv", "gemmini"):
         acc = load_target(target)
-        backend = RtlBackend.for_target(acc, dram_latency=args.dram_latency)
+        backend = get_backend(acc, "rtl", dram_latency=args.dram_latency)
         for p in sorted(PAPER.glob("*.hlo")):
             g = parse_file(p)
             row: dict = {"kernel": p.stem, "target": target}

@@ -6,8 +6,8 @@ cold Verilator build times of both.
 
 Programs:
 - ``gemm16``: the 1,000-instruction benchmark program (compilers.targets.gemmini.bench_program: a
-  tiled 64x192x192 GEMM plus 40 raw mvouts) encoded to 1,436 RoCC commands, DIM 16 at the default
-  sizes (16384 scratchpad rows, 1024 accumulator rows, 1 MiB DRAM);
+  tiled 64x192x192 GEMM plus 40 raw mvouts) encoded to 1,436 RoCC commands, at the description's
+  sizes (compilers.targets.gemmini.description: DIM, scratchpad and accumulator rows, DRAM bytes);
 - ``mix4``: a random valid program of about 1,000 commands of every kind
   (rtl_harness/tb/gemmini_cases.random_program), DIM 4, 256 / 64 rows, 4 KiB DRAM.
 
@@ -36,8 +36,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compilers import gemmini_stream as gs  # noqa: E402
 from compilers.targets.gemmini import bench_program  # noqa: E402
+from compilers.targets.gemmini import stream as gs  # noqa: E402
+from compilers.targets.gemmini.description import ACC_ROWS, DIM, HBM_SIZE, SPAD_ROWS  # noqa: E402
 from rtl_harness import gemmini as g  # noqa: E402
 from rtl_harness import verilate  # noqa: E402
 from rtl_harness.tb import gemmini_cases as gc  # noqa: E402
@@ -51,13 +52,13 @@ def _program(name: str) -> dict:
     if name == "gemm16":
         p = bench_program()
         rng = np.random.default_rng(1)
-        dram = np.zeros(1 << 20, np.uint8)
+        dram = np.zeros(HBM_SIZE, np.uint8)
         for pl in p.inputs:
             x = rng.integers(-128, 128, pl.type.shape).astype(np.int8)
             b = np.frombuffer(bytes(bflat(x, pl.type)), np.uint8)
             dram[pl.addr:pl.addr + b.size] = b
-        return {"dim": 16, "sp_rows": 16384, "acc_rows": 1024, "commands": gs.encode(p, 16), "dram": dram,
-                "spad": np.zeros((16384, 16), np.int8), "acc": np.zeros((1024, 16), np.int32), "latency": 8}
+        return {"dim": DIM, "sp_rows": SPAD_ROWS, "acc_rows": ACC_ROWS, "commands": gs.encode(p, DIM), "dram": dram,
+                "spad": np.zeros((SPAD_ROWS, DIM), np.int8), "acc": np.zeros((ACC_ROWS, DIM), np.int32), "latency": 8}
     kinds = [gc.KINDS[i % len(gc.KINDS)] for i in range(400)]
     c = gc.random_program(2026, 4, kinds, 256, 64, 4096)
     return {"dim": 4, "sp_rows": 256, "acc_rows": 64, "commands": c.commands, "dram": c.dram, "spad": c.spad,

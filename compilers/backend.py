@@ -1,12 +1,13 @@
-"""Backends that run a compiled :class:`~compilers.program.Program` on inputs and return its outputs
-(design.md: ``Backend.run(program, inputs) -> RunResult``).
+"""The backend interface: what runs a compiled :class:`~compilers.program.Program` on inputs and
+returns its outputs (design.md: ``Backend.run(program, inputs) -> RunResult``).
 
-- ``sim``: the functional simulator derived from the ISA description (always available).
-- ``rtl``: the Verilated SystemVerilog accelerator of ``rtl_harness`` (gemmini, qkv), with cycles
-  measured on the RTL; available when the Verilator toolchain is installed.
-
-Backends are looked up by name with :func:`get_backend`; the RTL one is imported lazily so the
-compiler never depends on the RTL harness (data flows compiler -> program -> backend).
+What belongs here is the interface alone, so every layer can implement it: :class:`Backend` (an
+object that runs programs of one target), :class:`BackendKind` (a backend class as the registry
+holds it: its name, the targets it runs, why it cannot run here, and how to make one for a
+target), :class:`RunResult` and :class:`BackendUnavailable`. The backends live beside what they
+run: ``sim`` in :mod:`compilers.simulator`, ``stream`` in :mod:`compilers.targets.gemmini.backend`,
+``rtl`` in :mod:`rtl_harness.runner`; the registry that maps (target, backend name) to one is
+:mod:`accv.backends`, above both ``compilers`` and ``rtl_harness``.
 """
 
 from __future__ import annotations
@@ -21,50 +22,50 @@ from semantics.errors import AccvError
 
 from .isa import Accelerator
 from .program import Program
-from .simulator import simulate
 
-__all__ = ["BACKENDS", "Backend", "BackendUnavailable", "RunResult", "SimBackend", "get_backend"]
-
-BACKENDS = ("sim", "rtl")
+__all__ = ["Backend", "BackendKind", "BackendUnavailable", "RunResult"]
 
 
 class BackendUnavailable(AccvError):
-    """The backend cannot run this target here (the reason says why: no RTL, no toolchain)."""
+    """The backend cannot run this target here (the reason says why: no such backend for the
+    target, no toolchain)."""
 
     exit_code = 3
 
 
 @dataclass
 class RunResult:
+    """A program's outputs (in index order), the cycles it took where the backend measures or
+    estimates them (``None`` where it has no notion of time), and a few log lines."""
+
     outputs: list[np.ndarray]
     cycles: int | None
     log: list[str] = field(default_factory=list)
 
 
 class Backend(Protocol):
+    """Runs programs of one target: ``run`` places ``inputs`` (one per ``.input`` placement, in
+    index order) and the constants, executes the program and reads the outputs back."""
+
     name: str
 
     def run(self, program: Program, inputs: Sequence[np.ndarray]) -> RunResult: ...
 
 
-@dataclass
-class SimBackend:
-    """The description-derived functional simulator; cycles are the description's cost model."""
+class BackendKind(Protocol):
+    """A backend class as :mod:`accv.backends` registers it."""
 
-    acc: Accelerator
-    name: str = "sim"
+    #: the name users select it by (``accv check --backend NAME``)
+    name: str
+    #: what it is, in a sentence's words ("simulator", "RTL")
+    title: str
+    #: the targets whose programs it runs
+    targets: tuple[str, ...]
 
-    def run(self, program: Program, inputs: Sequence[np.ndarray]) -> RunResult:
-        r = simulate(self.acc, program, inputs)
-        return RunResult(r.outputs, r.cycles, [f"{r.executed} instructions, {r.hbm_bytes} HBM bytes"])
+    def unavailable(self) -> str | None:
+        """Why it cannot run on this host (a missing toolchain), or None when it can."""
+        ...
 
-
-def get_backend(name: str, acc: Accelerator) -> Backend:
-    """The backend ``name`` for target ``acc``; raises BackendUnavailable with the reason."""
-    if name == "sim":
-        return SimBackend(acc)
-    if name == "rtl":
-        from rtl_harness.runner import RtlBackend
-
-        return RtlBackend.for_target(acc)
-    raise BackendUnavailable(f"unknown backend '{name}' (known: {', '.join(BACKENDS)})")
+    def for_target(self, acc: Accelerator, /) -> Backend:
+        """A backend for programs of ``acc`` (raises :class:`BackendUnavailable` with the reason)."""
+        ...

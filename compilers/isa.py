@@ -216,10 +216,10 @@ def _exprs(items: Sequence[str | int]) -> tuple[Expr, ...]:
 class Accelerator:
     """An accelerator ISA description (Fig. 7's API, in Python).
 
-    Example::
+    Example (compilers/targets/qkv/description.py, which defines the sizes)::
 
-        qkv = Accelerator("qkv", hbm_size=1 << 20)
-        qkv.add_data_model("d1", access=[128], elem=[64], dtype="bf16")
+        qkv = Accelerator("qkv", hbm_size=HBM_SIZE)
+        qkv.add_data_model("d1", access=[D1_ROWS], elem=[ROW], dtype="bf16")
         qkv.add_instruction("load_rm", alpha={"n": range(1, 129)}, beta=["addr_in", "addr_out"],
                             inputs=[("d0", ["addr_in"], ["n * 128"])], output=("d1", ["addr_out"], ["n"]),
                             semantics=...)

@@ -7,6 +7,8 @@ evaluates g_θ(α) with the reference interpreter on the sliced inputs and write
 of the inputs and the constant section (Λ_LHS), runs the instructions in order and reads the
 outputs back with unbflat.
 
+:class:`SimBackend` is the ``sim`` backend (:mod:`compilers.backend`) over :func:`simulate`.
+
 A violated constraint, an out-of-range slice or an unknown instruction stops the run with a
 :class:`SimError` naming the instruction index, the instruction and the broken bound.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -22,10 +25,12 @@ from semantics.errors import AccvError
 from semantics.interp import evaluate
 from semantics.layout import bflat, byte_size, unbflat
 
+from .backend import RunResult
 from .isa import HBM, Accelerator, InstrDef
 from .program import Concrete, Program
+from .targets import TARGETS
 
-__all__ = ["SimError", "Machine", "SimResult", "simulate"]
+__all__ = ["SimError", "Machine", "SimResult", "SimBackend", "simulate", "simulate_image"]
 
 
 class SimError(AccvError):
@@ -152,3 +157,25 @@ def simulate_image(acc: Accelerator, program: Program, hbm: np.ndarray) -> np.nd
         m.step(ins, i)
     return m.state["d0"].copy()
 
+
+@dataclass
+class SimBackend:
+    """The ``sim`` backend: the description-derived functional simulator, for every target; cycles
+    are the description's cost model."""
+
+    acc: Accelerator
+    name: ClassVar[str] = "sim"
+    title: ClassVar[str] = "simulator"
+    targets: ClassVar[tuple[str, ...]] = TARGETS
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        return None
+
+    @classmethod
+    def for_target(cls, acc: Accelerator) -> SimBackend:
+        return cls(acc)
+
+    def run(self, program: Program, inputs: Sequence[np.ndarray]) -> RunResult:
+        r = simulate(self.acc, program, inputs)
+        return RunResult(r.outputs, r.cycles, [f"{r.executed} instructions, {r.hbm_bytes} HBM bytes"])

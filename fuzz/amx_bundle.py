@@ -27,7 +27,7 @@ import numpy as np
 
 from compilers.program import Program, hbm_image
 from compilers.simulator import simulate_image
-from compilers.amx_run.build import HEADER
+from compilers.targets.amx.cbuild import HEADER
 
 __all__ = ["prepare"]
 
@@ -46,7 +46,7 @@ def prepare(out: Path, set_dir: Path | None = None, limit: int = 0) -> dict:
     from semantics.interp import evaluate
     from semantics.layout import bflat, byte_size
 
-    from compilers.amx_emit import emit_c
+    from compilers.targets.amx.emit_c import emit_c
     from compilers.program import read_outputs
     from compilers.targets import load_target
     from .amx_programs import graph, load_set

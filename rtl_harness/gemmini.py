@@ -3,15 +3,16 @@
 What belongs here: building the Verilated ``gemmini_top`` (through :mod:`rtl_harness.verilate`),
 the ctypes binding of ``gemmini_shim.cpp`` (:class:`GemminiRtl`: DRAM image, scratchpad,
 accumulator and PE state in and out, a command list run to completion in C++ with the DRAM
-served there each cycle, the cycle count), and the two entry points the rest of the project
-uses:
+served there each cycle, the cycle count), and the entry point the rest of the project uses:
 
-- :func:`run_commands` ``(commands, dram_image, dim=16, ...) -> (RtlState, cycles)``: a RoCC
-  command stream (``compilers.gemmini_stream.Command``) from a DRAM image (and optionally given
-  scratchpad / accumulator contents) to the final DRAM, scratchpad, accumulator and PE state;
-- :func:`run_program` ``(program, inputs, dim=16) -> (outputs, cycles)``: the counterpart of
-  ``compilers.gemmini_stream.run_program`` (encode, place inputs and constants, run, read the
-  outputs back), the ``rtl`` backend of Gemmini programs.
+- :func:`run_commands` ``(commands, dram_image, dim, ...) -> (RtlState, cycles)``: a RoCC
+  command stream (``compilers.targets.gemmini.stream.Command``) from a DRAM image (and optionally
+  given scratchpad / accumulator contents) to the final DRAM, scratchpad, accumulator and PE
+  state; the ``rtl`` backend (:mod:`rtl_harness.runner`) runs Gemmini programs through it.
+
+The command words and what each command does are Gemmini's target package's
+(:mod:`compilers.targets.gemmini.stream`); the design's default sizes are its description's
+(:mod:`compilers.targets.gemmini.description`).
 
 The design and where it differs from Chisel Gemmini: docs/rtl.md, "Gemmini-ISA RTL".
 """
@@ -26,14 +27,14 @@ from pathlib import Path
 
 import numpy as np
 
-from compilers.gemmini_stream import Command, encode
-from compilers.program import Program, hbm_image, read_outputs
+from compilers.targets.gemmini.description import ACC_ROWS, DIM, HBM_SIZE, SPAD_ROWS
+from compilers.targets.gemmini.stream import Command
 from semantics.errors import AccvError
 
 from . import verilate
 
 __all__ = ["GemminiRtl", "GemminiRtlError", "RtlTimeout", "RtlState", "SOURCES", "SHIM", "TOP", "DRAM_LATENCY", "build_args",
-           "TB_DIR", "library", "run_commands", "run_program", "cocotb_run", "scale_lane"]
+           "TB_DIR", "library", "run_commands", "cocotb_run", "scale_lane"]
 
 RTL_DIR = Path(__file__).resolve().parent / "rtl" / "gemmini"
 TOP = "gemmini_top"
@@ -44,7 +45,6 @@ SHIM = RTL_DIR / "gemmini_shim.cpp"
 LANE_SHIM = RTL_DIR / "gemmini_lane_shim.cpp"
 TB_DIR = Path(__file__).resolve().parent / "tb"
 DRAM_LATENCY = 8       # cycles from a DRAM read request to its data (the testbench's choice, >= 1)
-DEFAULT_DRAM = 1 << 20
 
 
 class GemminiRtlError(AccvError):
@@ -77,7 +77,7 @@ def build_args(dim: int) -> list[str]:
 
 
 @cache
-def library(dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024) -> Path:
+def library(dim: int = DIM, sp_rows: int = SPAD_ROWS, acc_rows: int = ACC_ROWS) -> Path:
     """The shared library of ``gemmini_top`` at these parameters (built once, cached on disk;
     verilate serializes concurrent builds across processes)."""
     params = {"DIM": dim, "SP_ROWS": sp_rows, "ACC_ROWS": acc_rows}
@@ -162,7 +162,7 @@ class GemminiRtl:
     :func:`library`'s.
     """
 
-    def __init__(self, dim: int = 16, sp_rows: int = 16384, acc_rows: int = 1024, dram_size: int = DEFAULT_DRAM,
+    def __init__(self, dim: int = DIM, sp_rows: int = SPAD_ROWS, acc_rows: int = ACC_ROWS, dram_size: int = HBM_SIZE,
                  latency: int = DRAM_LATENCY, lib: Path | None = None) -> None:
         self.dim, self.sp_rows, self.acc_rows = dim, sp_rows, acc_rows
         self._lib = _lib(str(lib if lib is not None else library(dim, sp_rows, acc_rows)))
@@ -276,8 +276,8 @@ class GemminiRtl:
         return r
 
 
-def run_commands(commands: Sequence[Command | tuple[int, int, int]], dram_image: bytes | np.ndarray, dim: int = 16,
-                 sp_rows: int = 16384, acc_rows: int = 1024, spad: np.ndarray | None = None,
+def run_commands(commands: Sequence[Command | tuple[int, int, int]], dram_image: bytes | np.ndarray, dim: int = DIM,
+                 sp_rows: int = SPAD_ROWS, acc_rows: int = ACC_ROWS, spad: np.ndarray | None = None,
                  acc: np.ndarray | None = None, latency: int = DRAM_LATENCY) -> tuple[RtlState, int]:
     """Run a command stream on the RTL from ``dram_image`` (the whole DRAM; its size is the
     DRAM's size) and optional scratchpad / accumulator images; return the final state and cycles."""
@@ -292,13 +292,3 @@ def run_commands(commands: Sequence[Command | tuple[int, int, int]], dram_image:
         cycles = m.run(commands)
         return m.state(), cycles
 
-
-def run_program(program: Program, inputs: Sequence[np.ndarray], dim: int = 16, dram_size: int = DEFAULT_DRAM,
-                commands: Sequence[Command] | None = None) -> tuple[list[np.ndarray], int]:
-    """The RTL counterpart of ``compilers.gemmini_stream.run_program``: encode ``program`` (unless
-    ``commands`` are given), place inputs and constants in DRAM, run, read the outputs back."""
-    img = hbm_image(program, inputs, dram_size)
-    cmds = encode(program, dim) if commands is None else commands
-    state, cycles = run_commands(cmds, img, dim=dim)
-    outs = read_outputs(program, state.dram)
-    return outs, cycles

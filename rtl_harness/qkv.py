@@ -1,14 +1,16 @@
-"""The QKV accelerator's RTL (rtl_harness/rtl/qkv) from Python: instruction encoding and the
-ctypes driver of the Verilated model.
+"""The QKV accelerator's RTL (rtl_harness/rtl/qkv) from Python: the ctypes driver of the
+Verilated model.
 
-What belongs here: the instruction-word encoder (:func:`encode`, the format documented in
-qkv_top.sv), :class:`QkvRtl` (one Verilated ``qkv_top`` with its C++ shim, which owns the
-simulation HBM and serves the HBM port every cycle in C++), and the two entry points the ``rtl``
-backend uses, :func:`run_instructions` and :func:`run_program`, which mirror
-:class:`compilers.simulator.Machine` / :func:`compilers.simulator.simulate`.
+What belongs here: :class:`QkvRtl` (one Verilated ``qkv_top`` with its C++ shim, which owns the
+simulation HBM and serves the HBM port every cycle in C++), the floating-point unit probe, the
+cocotb runner, and :func:`run_instructions`, which mirrors :class:`compilers.simulator.Machine`
+and which the ``rtl`` backend (:mod:`rtl_harness.runner`) runs programs through. The instruction
+words are QKV's target package's (:mod:`compilers.targets.qkv.encode`), the buffer and HBM sizes
+its description's (:mod:`compilers.targets.qkv.description`).
 
-Buffers come back in the simulator's representation: ``d1`` bf16[128, 64], ``d2`` bf16[64, 64],
-HBM u8[2^20]. Cycles are measured by the RTL (instruction accept to done, back to back).
+Buffers come back in the simulator's representation: ``d1`` bf16[D1_ROWS, ROW], ``d2``
+bf16[D2_ROWS, ROW], HBM u8[HBM_SIZE]. Cycles are measured by the RTL (instruction accept to done,
+back to back).
 """
 
 from __future__ import annotations
@@ -20,14 +22,15 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from compilers.program import Concrete, Program, hbm_image, read_outputs
+from compilers.program import Concrete
+from compilers.targets.qkv.description import D1_ROWS, D2_ROWS, HBM_SIZE, ROW
+from compilers.targets.qkv.encode import encode
 from semantics.errors import AccvError
 
 from . import verilate
 
-__all__ = ["QkvRtlError", "QkvEncodeError", "QkvRtl", "OPCODES", "FIELDS", "RTL_DIR", "SOURCES", "SHIM",
-           "DEFAULT_PARAMS", "FpuProbe", "HBM_BYTES", "D1_ROWS", "D2_ROWS", "encode", "decode", "build", "model",
-           "run_instructions", "run_program", "run_cocotb"]
+__all__ = ["QkvRtlError", "QkvRtl", "RTL_DIR", "SOURCES", "SHIM", "DEFAULT_PARAMS", "FpuProbe", "build", "model",
+           "run_instructions", "run_cocotb"]
 
 RTL_DIR = Path(__file__).resolve().parent / "rtl" / "qkv"
 SOURCES = tuple(RTL_DIR / f for f in ("qkv_fma.sv", "qkv_fp.sv", "qkv_exp_rom.sv", "qkv_sram.sv", "qkv_buf.sv",
@@ -37,67 +40,8 @@ DEFAULT_PARAMS: dict[str, int] = {"LANES": 64, "DIV_LANES": 16}
 #: extra Verilator arguments of the ctypes model (verilate adds the precompiled-header make flag)
 VERILATOR_ARGS: tuple[str, ...] = ()
 
-HBM_BYTES = 1 << 20
-D1_ROWS, D2_ROWS, ROW = 128, 64, 64
-
-OPCODES = {"load_rm": 0, "load_cm": 1, "store_rm": 2, "store_cm": 3, "mov": 4, "gemm": 5, "softmax": 6}
-#: per instruction: which attribute goes into the word's fields n, a, b, c (None: unused)
-FIELDS: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
-    "load_rm": ("n", "addr_in", "addr_out", None),
-    "load_cm": ("n", "addr_in", "addr_out", None),
-    "store_rm": ("n", "addr_in", "addr_out", None),
-    "store_cm": ("n", "addr_in", "addr_out", None),
-    "mov": ("n", "addr_in", "addr_out", None),
-    "gemm": (None, "addr_1", "addr_2", "addr_out"),
-    "softmax": ("n", "addr", None, None),
-}
-_LAYOUT = (("n", 3, 8), ("a", 11, 20), ("b", 31, 20), ("c", 51, 7))   # field, lsb, width
-
-
 class QkvRtlError(AccvError):
     """The QKV RTL could not run an instruction stream (rejected instruction, hang, bad input)."""
-
-
-class QkvEncodeError(QkvRtlError):
-    """A concrete instruction that has no QKV instruction word (unknown name, attribute, field overflow)."""
-
-
-def encode(ins: Concrete) -> int:
-    """The 64-bit instruction word of ``ins`` (format: qkv_top.sv). Values that fit their field but
-    break the ISA's bounds are encoded; the RTL rejects them (err), as the simulator does."""
-    if ins.name not in OPCODES:
-        raise QkvEncodeError(f"'{ins.name}' is not a QKV instruction", ins.loc)
-    names = FIELDS[ins.name]
-    env = ins.env
-    wanted = {a for a in names if a is not None}
-    extra = sorted(set(env) - wanted)
-    if extra:
-        raise QkvEncodeError(f"{ins.name} has no attribute '{extra[0]}'", ins.loc)
-    word = OPCODES[ins.name]
-    for attr, (field, lsb, width) in zip(names, _LAYOUT, strict=True):
-        if attr is None:
-            continue
-        if attr not in env:
-            raise QkvEncodeError(f"{ins}: attribute '{attr}' is missing", ins.loc)
-        v = env[attr]
-        if not 0 <= v < (1 << width):
-            raise QkvEncodeError(f"{ins}: {attr}={v} does not fit the {width}-bit field {field}", ins.loc)
-        word |= v << lsb
-    return word
-
-
-def decode(word: int) -> Concrete:
-    """The concrete instruction of an instruction word (inverse of :func:`encode`)."""
-    op = word & 7
-    names = {v: k for k, v in OPCODES.items()}
-    if op not in names:
-        raise QkvEncodeError(f"opcode {op} is not a QKV instruction")
-    name = names[op]
-    attrs = []
-    for attr, (_, lsb, width) in zip(FIELDS[name], _LAYOUT, strict=True):
-        if attr is not None:
-            attrs.append((attr, (word >> lsb) & ((1 << width) - 1)))
-    return Concrete(name, tuple(attrs))
 
 
 def build(params: Mapping[str, int] | None = None) -> Path:
@@ -142,9 +86,9 @@ class QkvRtl:
     Example::
 
         rtl = QkvRtl()
-        rtl.write_hbm(image)                       # u8[2^20]
+        rtl.write_hbm(image)                       # u8[HBM_SIZE]
         cycles = rtl.run([Concrete("load_rm", (("n", 64), ("addr_in", 0), ("addr_out", 0)))])
-        d1 = rtl.read_buf("d1")                    # bf16[128, 64]
+        d1 = rtl.read_buf("d1")                    # bf16[D1_ROWS, ROW]
     """
 
     #: a run longer than this many cycles per instruction is a hang
@@ -187,12 +131,12 @@ class QkvRtl:
         a = np.ascontiguousarray(np.frombuffer(bytes(data), np.uint8) if isinstance(data, bytes) else
                                  np.asarray(data).view(np.uint8).reshape(-1))
         if self._c.qkv_hbm_write(self._h, addr, a.ctypes.data_as(_U8P), a.size) != 0:
-            raise QkvRtlError(f"HBM bytes [{addr}, {addr + a.size}) lie outside HBM of {HBM_BYTES} bytes")
+            raise QkvRtlError(f"HBM bytes [{addr}, {addr + a.size}) lie outside HBM of {HBM_SIZE} bytes")
 
-    def read_hbm(self, addr: int = 0, n: int = HBM_BYTES) -> np.ndarray:
+    def read_hbm(self, addr: int = 0, n: int = HBM_SIZE) -> np.ndarray:
         out = np.empty(n, np.uint8)
         if self._c.qkv_hbm_read(self._h, addr, out.ctypes.data_as(_U8P), n) != 0:
-            raise QkvRtlError(f"HBM bytes [{addr}, {addr + n}) lie outside HBM of {HBM_BYTES} bytes")
+            raise QkvRtlError(f"HBM bytes [{addr}, {addr + n}) lie outside HBM of {HBM_SIZE} bytes")
         return out
 
     def write_buf(self, name: str, data: np.ndarray) -> None:
@@ -319,14 +263,14 @@ def _bf16_buf(x: np.ndarray | None, rows: int, name: str) -> np.ndarray:
 def run_instructions(instrs: Sequence[Concrete], hbm_image: np.ndarray, d1: np.ndarray | None = None,
                      d2: np.ndarray | None = None, params: Mapping[str, int] | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Run ``instrs`` on the RTL from HBM bytes ``hbm_image`` (u8, at most 2^20; the rest is zero)
-    and buffers ``d1``/``d2`` (default zero). Returns (final HBM u8[2^20], d1 bf16[128, 64],
-    d2 bf16[64, 64], cycles). Raises :class:`QkvRtlError` when the RTL rejects an instruction."""
+    """Run ``instrs`` on the RTL from HBM bytes ``hbm_image`` (u8, at most HBM_SIZE; the rest is
+    zero) and buffers ``d1``/``d2`` (default zero). Returns (final HBM u8[HBM_SIZE], d1
+    bf16[D1_ROWS, ROW], d2 bf16[D2_ROWS, ROW], cycles). Raises :class:`QkvRtlError` when the RTL rejects an instruction."""
     rtl = model(params)
-    img = np.zeros(HBM_BYTES, np.uint8)
+    img = np.zeros(HBM_SIZE, np.uint8)
     src = np.asarray(hbm_image).view(np.uint8).reshape(-1)
-    if src.size > HBM_BYTES:
-        raise QkvRtlError(f"HBM image of {src.size} bytes is larger than HBM ({HBM_BYTES} bytes)")
+    if src.size > HBM_SIZE:
+        raise QkvRtlError(f"HBM image of {src.size} bytes is larger than HBM ({HBM_SIZE} bytes)")
     img[:src.size] = src
     rtl.reset()
     rtl.write_hbm(img)
@@ -335,14 +279,3 @@ def run_instructions(instrs: Sequence[Concrete], hbm_image: np.ndarray, d1: np.n
     cycles = rtl.run(instrs)
     return rtl.read_hbm(), rtl.read_buf("d1"), rtl.read_buf("d2"), cycles
 
-
-def run_program(program: Program, inputs: Sequence[np.ndarray], params: Mapping[str, int] | None = None
-                ) -> tuple[list[np.ndarray], int]:
-    """Run ``program`` on ``inputs`` (one array per ``.input`` placement, in index order), as
-    :func:`compilers.simulator.simulate` does; returns (outputs, cycles)."""
-    if program.target != "qkv":
-        raise QkvRtlError(f"program is for target '{program.target}', not 'qkv'")
-    img = hbm_image(program, inputs, HBM_BYTES)
-    hbm, _, _, cycles = run_instructions(program.instructions, img, params=params)
-    outs = read_outputs(program, hbm)
-    return outs, cycles

@@ -1,20 +1,18 @@
-"""The program runner for the rest of the project: compiled programs on the Verilated RTL.
+"""The ``rtl`` backend: compiled programs on the Verilated RTL, cycles measured.
 
-- :func:`run_program` ``(target, program, hbm_image) -> (final memories, cycles)``: the program's
-  instructions on the RTL of ``target`` (gemmini: encoded to the RoCC command stream first), HBM
-  loaded with ``hbm_image``; the final memories are the HBM bytes and every on-chip buffer.
-- :class:`RtlBackend`: the ``rtl`` backend of :mod:`compilers.backend` (inputs in, outputs and
-  measured cycles out), used by ``accv check --backend rtl``.
-
-Which targets have RTL: ``gemmini`` (rtl_harness/rtl/gemmini, DIM 16) and ``qkv``
-(rtl_harness/rtl/qkv). AMX has none (its hardware is the host CPU: the ``native`` runs of
-tests/compilers/test_amx_native.py).
+:class:`RtlBackend` implements :class:`compilers.backend.Backend` for the targets with RTL:
+``gemmini`` (rtl_harness/rtl/gemmini; the program is encoded to its RoCC command stream by
+:func:`compilers.targets.gemmini.stream.encode`, sizes from the description) and ``qkv``
+(rtl_harness/rtl/qkv; instruction words from :mod:`compilers.targets.qkv.encode`). AMX has none
+(its hardware is the host CPU). It is unavailable, with the reason, where the Verilator toolchain
+is missing (:func:`rtl_harness.verilate.available`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -24,69 +22,65 @@ from compilers.program import Program, hbm_image, read_outputs
 
 from . import verilate
 
-__all__ = ["RTL_TARGETS", "RtlBackend", "rtl_cost", "run_program"]
-
-RTL_TARGETS = ("gemmini", "qkv")
+__all__ = ["RTL_TARGETS", "RtlBackend"]
 
 
-def _need(target: str) -> None:
-    if target not in RTL_TARGETS:
-        raise BackendUnavailable(f"target '{target}' has no RTL (RTL exists for {', '.join(RTL_TARGETS)})")
-    why = verilate.available()
-    if why is not None:
-        raise BackendUnavailable(f"the rtl backend is unavailable: {why}")
+def _run_gemmini(acc: Accelerator, program: Program, hbm: np.ndarray, dram_latency: int | None
+                 ) -> tuple[np.ndarray, int]:
+    from compilers.targets.gemmini.stream import encode
+
+    from .gemmini import DRAM_LATENCY, run_commands
+
+    spad, accum = acc.buffers["spad"], acc.buffers["acc"]
+    dim = spad.access[1]
+    state, cycles = run_commands(encode(program, dim), hbm, dim=dim, sp_rows=spad.access[0],
+                                 acc_rows=accum.access[0], latency=dram_latency or DRAM_LATENCY)
+    return state.dram, cycles
 
 
-def run_program(target: str, program: Program, hbm: np.ndarray, dram_latency: int | None = None
-                ) -> tuple[dict[str, np.ndarray], int]:
-    """Run ``program`` on the RTL of ``target`` from HBM bytes ``hbm``; return every final memory
-    (``d0`` = HBM, then the target's on-chip buffers) and the measured cycle count.
-    ``dram_latency``: cycles from a DRAM read request to its data (gemmini's testbench; default
-    :data:`rtl_harness.gemmini.DRAM_LATENCY`)."""
-    _need(target)
-    if program.target != target:
-        raise BackendUnavailable(f"program is for target '{program.target}', not '{target}'")
-    if target == "gemmini":
-        from compilers.gemmini_stream import encode
-
-        from .gemmini import DRAM_LATENCY, run_commands
-
-        state, cycles = run_commands(encode(program), hbm, latency=dram_latency or DRAM_LATENCY)
-        return {"d0": state.dram, "spad": state.spad, "acc": state.acc}, cycles
+def _run_qkv(acc: Accelerator, program: Program, hbm: np.ndarray, dram_latency: int | None
+             ) -> tuple[np.ndarray, int]:
     from .qkv import run_instructions
 
-    out_hbm, d1, d2, cycles = run_instructions(program.instructions, hbm)
-    return {"d0": out_hbm, "d1": d1, "d2": d2}, cycles
+    out_hbm, _, _, cycles = run_instructions(program.instructions, hbm)
+    return out_hbm, cycles
+
+
+#: per target with RTL: run a program from HBM bytes to (final HBM bytes, measured cycles);
+#: ``dram_latency`` is Gemmini's DRAM read latency (default :data:`rtl_harness.gemmini.DRAM_LATENCY`)
+_RUNNERS = {"gemmini": _run_gemmini, "qkv": _run_qkv}
+RTL_TARGETS = tuple(_RUNNERS)
 
 
 @dataclass
 class RtlBackend:
-    """The ``rtl`` backend: programs of ``acc`` run on its Verilated RTL, cycles measured."""
+    """Programs of ``acc`` on its Verilated RTL, cycles measured (instruction accept to done)."""
 
     acc: Accelerator
-    name: str = "rtl"
     dram_latency: int | None = None
+    name: ClassVar[str] = "rtl"
+    title: ClassVar[str] = "RTL"
+    targets: ClassVar[tuple[str, ...]] = RTL_TARGETS
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        return verilate.available()
 
     @classmethod
     def for_target(cls, acc: Accelerator, dram_latency: int | None = None) -> RtlBackend:
-        _need(acc.name)
-        return cls(acc, dram_latency=dram_latency)
+        """The backend for ``acc`` (``dram_latency``: Gemmini's testbench DRAM read latency);
+        raises :class:`BackendUnavailable` for a target without RTL or without the toolchain."""
+        if acc.name not in cls.targets:
+            raise BackendUnavailable(f"target '{acc.name}' has no RTL (RTL exists for {', '.join(cls.targets)})")
+        why = cls.unavailable()
+        if why is not None:
+            raise BackendUnavailable(f"the rtl backend is unavailable: {why}")
+        return cls(acc, dram_latency)
 
     def run(self, program: Program, inputs: Sequence[np.ndarray]) -> RunResult:
+        if program.target != self.acc.name:
+            raise BackendUnavailable(f"program is for target '{program.target}', not '{self.acc.name}'")
         hbm = hbm_image(program, inputs, self.acc.hbm_size)
-        mem, cycles = run_program(self.acc.name, program, hbm, self.dram_latency)
-        outs = read_outputs(program, mem["d0"])
+        out_hbm, cycles = _RUNNERS[self.acc.name](self.acc, program, hbm, self.dram_latency)
+        outs = read_outputs(program, out_hbm)
         return RunResult(outs, cycles, [f"{len(program.instructions)} instructions, {cycles} RTL cycles"])
-
-
-def rtl_cost(acc: Accelerator, inputs: Sequence[np.ndarray], dram_latency: int | None = None):  # noqa: ANN201
-    """A cost model for the compiler's candidate selection (``compile_graph(cost=...)``): the RTL
-    cycles of a candidate program on ``inputs`` (the designs' timing does not depend on the data)."""
-    backend = RtlBackend.for_target(acc, dram_latency=dram_latency)
-
-    def cost(program: Program) -> float:
-        cycles = backend.run(program, inputs).cycles
-        assert cycles is not None
-        return float(cycles)
-
-    return cost

@@ -40,10 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from compilers.act import Unsupported, compile_graph  # noqa: E402
 from compilers.act.rewrite import IrRules  # noqa: E402
-from compilers.amx_emit import emit_c  # noqa: E402
 from compilers.program import Program, hbm_image, read_outputs  # noqa: E402
 from compilers.simulator import simulate_image  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
+from compilers.targets.amx.emit_c import emit_c  # noqa: E402
 from fuzz.opsets import AMX_2  # noqa: E402
 from semantics.compare import compare  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402

@@ -3,7 +3,7 @@
 What belongs here: the generator of cases (a random starting state — scratchpad, accumulator and
 DRAM contents — plus a command list: random configurations, a warm-up that leaves the array in a
 random state reached by commands, then the command kind under test with the commands it needs),
-the reference result (``compilers.gemmini_stream.StreamMachine`` run on the same state) and the
+the reference result (``compilers.targets.gemmini.stream.StreamMachine`` run on the same state) and the
 comparison of a whole final state that names the first difference.
 
 Every generated command is valid for StreamMachine (a StreamError while computing the expected
@@ -26,8 +26,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from compilers import gemmini_stream as gs
-from compilers.gemmini_stream import Command, StreamMachine
+from compilers.targets.gemmini import stream as gs
+from compilers.targets.gemmini.stream import Command, StreamMachine
 from semantics.errors import AccvError
 
 __all__ = ["KINDS", "Case", "CaseError", "make_case", "random_program", "expected", "first_difference", "run_case",

@@ -34,6 +34,7 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
+from compilers.targets.gemmini.description import ARRAY_BITS
 from rtl_harness.tb import gemmini_cases as gc
 
 DIM = int(os.environ.get("GEMMINI_TB_DIM", "4"))
@@ -76,9 +77,9 @@ def read_memories(dut: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         acc[i] = np.frombuffer(dut.acc[i].value.to_unsigned().to_bytes(4 * DIM, "little"), "<i4")
     bits = dut.dbg_pe.value.to_unsigned()
     pe = np.zeros((DIM, DIM), np.int32)
-    for k in range(DIM * DIM):
-        v = (bits >> (20 * k)) & 0xFFFFF
-        pe[k // DIM, k % DIM] = v - (1 << 20) if v & 0x80000 else v
+    for k in range(DIM * DIM):   # ARRAY_BITS-bit two's complement values, packed
+        v = (bits >> (ARRAY_BITS * k)) & ((1 << ARRAY_BITS) - 1)
+        pe[k // DIM, k % DIM] = v - (1 << ARRAY_BITS) if v >> (ARRAY_BITS - 1) else v
     return spad, acc, pe
 
 

@@ -7,7 +7,7 @@ and addresses within the ISA's bounds, extremes favoured), random encodable but 
 instructions, random programs, the reference run on :class:`compilers.simulator.Machine`, and the
 whole-state comparison that reports the first difference with its index.
 
-The comparison honours each instruction's numeric contract (compilers/targets/qkv.py): ``exact``
+The comparison honours each instruction's numeric contract (compilers/targets/qkv/description.py): ``exact``
 is bit-for-bit; ``ulp``/``abs`` bounds apply to the output slice of that instruction only (every
 other byte stays bit-exact, NaN-ness must match). One more difference is declared in the softmax
 contract and allowed here, nowhere else: the SIGN of a NaN output in a row whose input holds NaNs
@@ -32,14 +32,14 @@ from compilers.isa import Accelerator, NumericContract
 from compilers.program import Concrete
 from compilers.simulator import Machine
 from compilers.targets import qkv as qkv_target
+from compilers.targets.qkv.description import D1_ROWS, D2_ROWS, HBM_SIZE, ROW
+from compilers.targets.qkv.encode import field_limit
 
 __all__ = ["NAMES", "EDGE_BF16", "State", "Difference", "target", "random_bf16", "random_state",
            "random_instruction", "random_invalid_instruction", "random_program", "reference_run",
            "compare_states", "check_case", "check_stepwise", "nan_sign_open", "ulp_distance_bf16", "RtlRun"]
 
 NAMES = ("load_rm", "load_cm", "store_rm", "store_cm", "mov", "gemm", "softmax")
-HBM_BYTES = 1 << 20
-D1_ROWS, D2_ROWS = 128, 64
 
 #: bf16 bit patterns every state mixes in
 EDGE_BF16 = np.array([
@@ -110,14 +110,14 @@ class State:
 
 def random_state(rng: np.random.Generator) -> State:
     """Random HBM bytes (with bf16 edge values at random even offsets) and random buffers."""
-    hbm = rng.integers(0, 256, HBM_BYTES, dtype=np.uint8)
+    hbm = rng.integers(0, 256, HBM_SIZE, dtype=np.uint8)
     # most loads read bf16 values through HBM: make a random stretch of it well-behaved numbers
-    lo = int(rng.integers(0, HBM_BYTES // 2)) & ~1
+    lo = int(rng.integers(0, HBM_SIZE // 2)) & ~1
     vals = random_bf16(rng, (int(rng.integers(1, 1 << 18)),))
-    hbm[lo:lo + 2 * vals.size] = vals.view(np.uint8)[:HBM_BYTES - lo]
-    pos = rng.integers(0, HBM_BYTES // 2, 4096) * 2
+    hbm[lo:lo + 2 * vals.size] = vals.view(np.uint8)[:HBM_SIZE - lo]
+    pos = rng.integers(0, HBM_SIZE // 2, 4096) * 2
     hbm.view(np.uint16)[pos // 2] = rng.choice(EDGE_BF16, pos.size)
-    return State(hbm, random_bf16(rng, (D1_ROWS, 64)), random_bf16(rng, (D2_ROWS, 64)))
+    return State(hbm, random_bf16(rng, (D1_ROWS, ROW)), random_bf16(rng, (D2_ROWS, ROW)))
 
 
 def _pick_n(rng: np.random.Generator, hi: int) -> int:
@@ -148,10 +148,10 @@ def random_instruction(rng: np.random.Generator, name: str) -> Concrete:
 
     if name in ("load_rm", "load_cm"):
         n = _pick_n(rng, 128) if name == "load_rm" else 64
-        return c(n=n, addr_in=_pick_addr(rng, HBM_BYTES - 128 * n, 128), addr_out=_pick_addr(rng, D1_ROWS - n))
+        return c(n=n, addr_in=_pick_addr(rng, HBM_SIZE - 128 * n, 128), addr_out=_pick_addr(rng, D1_ROWS - n))
     if name in ("store_rm", "store_cm"):
         n = _pick_n(rng, 128) if name == "store_rm" else 64
-        return c(n=n, addr_in=_pick_addr(rng, D1_ROWS - n), addr_out=_pick_addr(rng, HBM_BYTES - 128 * n, 128))
+        return c(n=n, addr_in=_pick_addr(rng, D1_ROWS - n), addr_out=_pick_addr(rng, HBM_SIZE - 128 * n, 128))
     if name == "mov":
         n = _pick_n(rng, 64)
         return c(n=n, addr_in=_pick_addr(rng, D2_ROWS - n), addr_out=_pick_addr(rng, D1_ROWS - n))
@@ -171,10 +171,7 @@ def random_invalid_instruction(rng: np.random.Generator) -> Concrete:
     env = ins.env
     keys = [k for k in env if not (name == "gemm" and k == "addr_out")] + (["addr_out"] if name == "gemm" else [])
     k = str(rng.choice(keys))
-    limit = {"n": 255, "addr_in": (1 << 20) - 1, "addr_out": (1 << 20) - 1, "addr_1": (1 << 20) - 1,
-             "addr_2": (1 << 20) - 1, "addr": (1 << 20) - 1}[k]
-    if name == "gemm" and k == "addr_out":
-        limit = 127
+    limit = field_limit(name, k)     # the largest value its instruction-word field holds
     if k == "n":
         bad = [0, 129, 255] if name in ("load_rm", "store_rm") else [0, 65, 128]
         if name in ("load_cm", "store_cm"):
@@ -185,7 +182,7 @@ def random_invalid_instruction(rng: np.random.Generator) -> Concrete:
         hbm_side = (name.startswith("load") and k == "addr_in") or (name.startswith("store") and k == "addr_out")
         n = env.get("n", 64)
         if hbm_side:
-            first_bad = HBM_BYTES - 128 * n + 1
+            first_bad = HBM_SIZE - 128 * n + 1
         elif name in ("mov", "softmax") and k in ("addr_in", "addr"):
             first_bad = D2_ROWS - n + 1
         elif name == "gemm" and k == "addr_out":
@@ -272,7 +269,7 @@ def nan_sign_open(before: State, ins: Concrete) -> np.ndarray:
     """d2 positions (bool[64, 64]) where softmax ``ins`` run from ``before`` may return a NaN of
     either sign (module docstring): rows it covers whose input holds NaNs of both signs, elements
     whose own input is not NaN. All False for every other instruction."""
-    out = np.zeros((D2_ROWS, 64), dtype=bool)
+    out = np.zeros((D2_ROWS, ROW), dtype=bool)
     if ins.name != "softmax":
         return out
     a, n = ins.env["addr"], ins.env["n"]

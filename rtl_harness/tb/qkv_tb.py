@@ -29,10 +29,9 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly
 
 from compilers.program import Concrete
-from rtl_harness.qkv import encode
+from compilers.targets.qkv.description import HBM_SIZE
+from compilers.targets.qkv.encode import encode
 from rtl_harness.tb import qkv_cases as K
-
-HBM_BYTES = 1 << 20
 
 
 def _env_int(name: str, default: int) -> int:
@@ -72,7 +71,7 @@ class HbmModel:
             addr = int(d.hbm_req_addr.value)
             if int(d.hbm_req_we.value):
                 data = d.hbm_req_wdata.value.to_unsigned().to_bytes(64, "little")
-                end = min(addr + 64, HBM_BYTES)
+                end = min(addr + 64, HBM_SIZE)
                 self.mem[addr:end] = np.frombuffer(data[:end - addr], np.uint8)
             else:
                 chunk = bytes(self.mem[addr:addr + 64]).ljust(64, b"\0")
@@ -165,7 +164,7 @@ class QkvDriver:
 async def _setup(dut: object, state: K.State | None = None, seed: int = 1) -> QkvDriver:
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     rng = np.random.default_rng(seed)
-    mem = state.hbm.copy() if state is not None else np.zeros(HBM_BYTES, np.uint8)
+    mem = state.hbm.copy() if state is not None else np.zeros(HBM_SIZE, np.uint8)
     hbm = HbmModel(dut, mem, _env_int("QKV_TB_LATENCY", 1), _env_int("QKV_TB_JITTER", 3),
                    _env_int("QKV_TB_READY", 700), rng)
     drv = QkvDriver(dut, hbm)

@@ -111,8 +111,9 @@ def test_check_runs_on_the_simulator_backend_and_rejects_bad_counts(capsys, tmp_
 
 
 def test_rtl_backend_names_targets_without_rtl() -> None:
-    from compilers.backend import BackendUnavailable, get_backend
+    from accv.backends import get_backend
+    from compilers.backend import BackendUnavailable
     from compilers.targets import load_target
 
-    with pytest.raises(BackendUnavailable, match="target 'amx' has no RTL"):
-        get_backend("rtl", load_target("amx"))
+    with pytest.raises(BackendUnavailable, match=r"^target 'amx' has no rtl backend \(its backends: sim\)$"):
+        get_backend(load_target("amx"), "rtl")

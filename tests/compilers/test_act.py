@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accv.check import check_program
 from accv.cli import main
 from compilers.act import Unsupported, allocate, compile_graph, csp, liveness, phase1  # noqa: I001
 from compilers.act import order as act_order
-from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules
 from compilers.isa import HBM
 from compilers.program import Concrete, Program
@@ -467,6 +467,8 @@ def test_hbm_ranges_only_where_the_output_holds_its_group():
     from semantics.dtypes import DTYPES
     from semantics.types import TensorType
 
+    hbm_end = 65536                 # a HBM of any size: no target's description is involved
+
     def u8(n):
         return TensorType(DTYPES["u8"], (n,))
 
@@ -481,17 +483,17 @@ def test_hbm_ranges_only_where_the_output_holds_its_group():
         lay = csp.hbm_layout([u8(64)], [g.nodes[r].type for r in roots])
         start = {0: [lay.inputs[0].addr]} | {v: [object()] for v in range(1, 5)}
         length = {v: [g.nodes[v].type.size] for v in range(5)}
-        return csp._hbm_hulls(g, lay, liveness.alias_groups(g), start, length, 1 << 20), lay
+        return csp._hbm_hulls(g, lay, liveness.alias_groups(g), start, length, hbm_end), lay
 
     hull, lay = graph([3])          # the concat^H is the output: its pieces lie in it
     out = (lay.outputs[0].addr, lay.outputs[0].addr + 128)
     assert hull[1] == hull[2] == hull[3] == out
     assert hull[0] == (lay.inputs[0].addr, lay.inputs[0].addr + 64)
-    assert hull[4] == (lay.free_start, 1 << 20)
+    assert hull[4] == (lay.free_start, hbm_end)
     hull, lay = graph([1])         # a piece is the output: the concat^H is not in it
     assert 1 not in hull and 3 not in hull and 2 not in hull
     hull, lay = graph([4, 4])      # one value, two outputs
-    assert 4 not in hull and hull[3] == (lay.free_start, 1 << 20)
+    assert 4 not in hull and hull[3] == (lay.free_start, hbm_end)
 
 
 @settings(max_examples=80, deadline=None)

@@ -16,14 +16,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accv.check import check_program
 from compilers.act import Unsupported, compile_graph
-from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules
 from compilers.act.terms import lower
 from compilers.act.tiling import DC, view_of
-from compilers.amx_emit import emit_c
 from compilers.isa import HBM
 from compilers.targets import load_target
+from compilers.targets.amx.emit_c import emit_c
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.interp import evaluate
 from verif.gate import ProofGate

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from accv.check import check_program
 from compilers.act import compile_graph
-from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_hlo

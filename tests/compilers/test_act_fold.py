@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from accv.check import check_program
 from compilers.act import compile_graph
-from compilers.act.check import check_program
 from compilers.act.egraph import NodeInfo
 from compilers.act.fold import evaluate
 from compilers.act.rewrite import IrRules

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from accv.check import check_program
 from accv.cli import main
 from compilers.act import Unsupported, compile_graph
-from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules
-from compilers.gemmini_stream import encode
 from compilers.targets import load_target
+from compilers.targets.gemmini.stream import encode
 from rewrite_rules.instantiate import emit, evaluator
 from rewrite_rules.library import load
 from semantics.hlo_parser import parse_file

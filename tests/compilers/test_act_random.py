@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
+from accv.check import check_program
 from compilers.act import Unsupported, compile_graph
-from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules
 from compilers.targets import load_target
 from fuzz.opsets import AMX_1, AMX_2, GEMMINI_1, GEMMINI_2, QKV_1, QKV_2, QKV_3

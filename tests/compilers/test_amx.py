@@ -1,4 +1,4 @@
-"""The amx target (compilers/targets/amx.py), its K1 program and its C emitter.
+"""The amx target (compilers/targets/amx/), its K1 program and its C emitter.
 
 Every instruction is checked against an independent model written here from the Intel SDM
 pseudocode (python loops, exact rational arithmetic with Fraction for floats), not from the HLO
@@ -23,10 +23,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from compilers.amx_emit import EmitError, emit_c, fill, native_amx_available, tile_config
 from compilers.program import Concrete, parse_asm, read_asm
 from compilers.simulator import Machine, SimError, simulate
 from compilers.targets import load_target
+from compilers.targets.amx.emit_c import EmitError, emit_c, fill, native_amx_available, tile_config
 from semantics.hlo_parser import parse_file
 from semantics.interp import evaluate
 

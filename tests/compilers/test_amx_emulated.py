@@ -1,4 +1,4 @@
-"""The emulated AMX backend (compilers/amx_run): the emitted C of every program of the AMX program
+"""The emulated AMX backend (compilers/targets/amx): the emitted C of every program of the AMX program
 set (tests/compilers/data/amx_programs: amx_k1..k5, K1 / K2 with VNNI B, the random AMX graphs of
 seeds 120-159 and 1200-1319 that compile) built against the emulation header and run on three
 input sets (random, edge values, raw random bytes), the final HBM image equal to the functional
@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import compilers.amx_emit as amx_emit
-from compilers.amx_run.backends import EmulatedBackend, NativeBackend, image_mismatch, native_available
-from compilers.amx_run.build import RunFailure, build, run_image
+import compilers.targets.amx.emit_c as amx_emit
+from compilers.targets.amx.backends import EmulatedBackend, NativeBackend, image_mismatch, native_available
+from compilers.targets.amx.cbuild import RunFailure, build, run_image
 from fuzz.amx_programs import graph, load_set
 from compilers.backend import BackendUnavailable
 from compilers.program import Program, hbm_image, parse_asm
@@ -219,7 +219,7 @@ def test_builds_are_cached_by_content(tmp_path: Path) -> None:
 
 
 def test_every_intrinsic_the_emitter_uses_is_emulated() -> None:
-    header = (Path(amx_emit.__file__).parent / "amx_run" / "emulation.h").read_text()
+    header = (Path(amx_emit.__file__).parent / "emulation.h").read_text()
     used = set(re.findall(r"\b(_(?:mm512|mm|tile)_\w+)\(", "\n".join(amx_emit.TEMPLATES.values())))
     assert len(used) > 30
     for name in used:

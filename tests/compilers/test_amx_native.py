@@ -1,4 +1,4 @@
-"""Native differential runs: the emitted C (compilers/amx_emit.py) executed on the host CPU versus
+"""Native differential runs: the emitted C (compilers/targets/amx/emit_c.py) executed on the host CPU versus
 the simulator, whole HBM image bit for bit. Skipped with the reason unless the host has AMX and
 AVX-512 (/proc/cpuinfo: amx_tile, amx_int8, amx_bf16, avx512f, avx512bw) and gcc compiles for
 Sapphire Rapids. Operands are random bit patterns with edge values mixed in (NaN payloads,
@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compilers.amx_emit import emit_c, native_amx_available
 from compilers.program import parse_asm, read_asm
 from compilers.simulator import simulate_image
 from compilers.targets import load_target
+from compilers.targets.amx.emit_c import emit_c, native_amx_available
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,7 +90,7 @@ def f32_data(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def test_k1_native(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
-    hbm = np.zeros(1 << 20, np.uint8)
+    hbm = np.zeros(load_target("amx").hbm_size, np.uint8)
     hbm[:4096] = rng.integers(0, 256, 4096, dtype=np.uint8)
     native, sim = run_both(tmp_path, (ROOT / "compilers/programs/amx_k1.asm").read_text(), hbm, "k1")
     assert_same(native, sim, "K1")
@@ -101,7 +101,7 @@ def test_k1_native(tmp_path: Path) -> None:
 def test_avx512_native(tmp_path: Path) -> None:
     rng = np.random.default_rng(6)
     rows = 64
-    hbm = np.zeros(1 << 20, np.uint8)
+    hbm = np.zeros(load_target("amx").hbm_size, np.uint8)
     hbm[:rows * 3 * 64] = f32_data(rng, rows * 3 * 16).view(np.uint8)
     # rows of integer lanes for the conversions / saturation
     ints = rng.integers(0, 2 ** 32, rows * 16, dtype=np.uint64).astype(np.uint32)
@@ -140,7 +140,7 @@ def test_tmul_native(tmp_path: Path, seed: int) -> None:
     """tdpbusd and tdpbf16ps with random shapes, strided tile loads and stores, edge operands."""
     rng = np.random.default_rng(70 + seed)
     M, K, N = (16, 16, 16) if seed == 0 else (int(rng.integers(1, 17)), int(rng.integers(1, 17)), int(rng.integers(1, 17)))
-    hbm = np.zeros(1 << 20, np.uint8)
+    hbm = np.zeros(load_target("amx").hbm_size, np.uint8)
     hbm[:65536] = rng.integers(0, 256, 65536, dtype=np.uint8)
     bf = rng.standard_normal(8192).astype(np.float32).view(np.uint32) >> 16
     ev = np.array([0x0000, 0x8000, 0x0001, 0x807F, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x7F7F, 0x0080, 0x3F80], np.uint32)

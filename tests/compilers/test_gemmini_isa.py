@@ -13,14 +13,13 @@ from compilers.isa import Accelerator
 from compilers.program import Concrete, Program, parse_asm, read_asm
 from compilers.simulator import Machine, SimError, simulate
 from compilers.targets import load_target
-from compilers.targets.gemmini import ONE, SCALES, build, f32_bits, gemm_program
+from compilers.targets.gemmini import ACC_ROWS, DIM, ONE, SCALES, SPAD_ROWS, build, f32_bits, gemm_program
 from semantics.hlo_parser import parse_hlo
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus" / "paper"
-DIM = 16
 
 # --------------------------------------------------------------------------------------------
 # gold model (gemmini.md "Semantics"), independent of the HLO description
@@ -73,7 +72,7 @@ def padded(m: np.ndarray, dim: int) -> np.ndarray:
 
 EDGE8 = np.array([-128, -127, -1, 0, 1, 126, 127], np.int64)
 EDGE32 = np.array([-2 ** 31, 2 ** 31 - 1, -129, 128, -128, 127, 255, -255, 3, -3, 5, -5, 2 ** 24 + 1,
-                   -(2 ** 24) - 3, 1 << 20, 65535], np.int64)
+                   -(2 ** 24) - 3, 2 ** 20, 65535], np.int64)
 GOLD_SCALES = [0.0, 0.5, 1.0, 1.5] + [2.0 ** -k for k in range(1, 9)] + [0.75, 1 / 3, 3.0, -1.0]
 
 
@@ -112,7 +111,7 @@ def step(m: Machine, name: str, **attrs: int) -> None:
 def test_loads_and_validates(gem: Accelerator) -> None:
     assert gem.name == "gemmini"
     assert len(gem.instructions) >= 11
-    assert gem.buffers["spad"].shape == (16384, 16) and gem.buffers["acc"].shape == (1024, 16)
+    assert gem.buffers["spad"].shape == (SPAD_ROWS, DIM) and gem.buffers["acc"].shape == (ACC_ROWS, DIM)
     assert all(i.contract.kind == "exact" for i in gem.instructions.values())
     build(4).validate(samples=20, seed=1)
     gem.validate(samples=20, seed=2)
@@ -324,10 +323,10 @@ def _run_bad(gem: Accelerator, lines: str) -> str:
 
 def test_bad_programs(gem: Accelerator) -> None:
     ok = "mvin_spad(rows=16, cols=16, stride=16, scale=0x3f800000, dram=64, sp=0)\n"
-    msg = _run_bad(gem, ok + "mvin_spad(rows=16, cols=16, stride=16, scale=0x3f800000, dram=64, sp=16380)\n")
-    assert "instruction 1" in msg and "16384" in msg
-    msg = _run_bad(gem, ok + ok + "mvout_acc_raw(rows=4, cols=4, stride=16, ac=1023, dram=64)\n")
-    assert "instruction 2" in msg and "1024" in msg
+    msg = _run_bad(gem, ok + f"mvin_spad(rows=16, cols=16, stride=16, scale=0x3f800000, dram=64, sp={SPAD_ROWS - 4})\n")
+    assert "instruction 1" in msg and str(SPAD_ROWS) in msg
+    msg = _run_bad(gem, ok + ok + f"mvout_acc_raw(rows=4, cols=4, stride=16, ac={ACC_ROWS - 1}, dram=64)\n")
+    assert "instruction 2" in msg and str(ACC_ROWS) in msg
     msg = _run_bad(gem, ok + "mvin_spad(rows=16, cols=16, stride=8, scale=0x3f800000, dram=64, sp=0)\n")
     assert "instruction 1" in msg and "stride >= cols" in msg
     msg = _run_bad(gem, "mvin_spad(rows=4, cols=4, stride=4, scale=0x3f800000, dram=0, sp=0)\n")

@@ -12,11 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilers import gemmini_stream as gs
 from compilers.isa import Accelerator
 from compilers.program import Concrete, Program, read_asm
 from compilers.simulator import Machine
-from compilers.targets.gemmini import ONE, SCALES, bench_program, build, f32_bits
+from compilers.targets.gemmini import DIM, ONE, SCALES, bench_program, build, f32_bits
+from compilers.targets.gemmini import stream as gs
+from compilers.targets.gemmini.backend import StreamBackend
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -228,9 +229,9 @@ def test_levels_agree_dim4(instrs: list[Concrete], seed: int) -> None:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(instrs=programs(16), seed=st.integers(0, 2 ** 16))
-def test_levels_agree_dim16(instrs: list[Concrete], seed: int) -> None:
-    _agree(16, instrs, seed)
+@given(instrs=programs(DIM), seed=st.integers(0, 2 ** 16))
+def test_levels_agree_default_dim(instrs: list[Concrete], seed: int) -> None:
+    _agree(DIM, instrs, seed)
 
 
 def test_levels_agree_on_bench_program() -> None:
@@ -238,13 +239,13 @@ def test_levels_agree_on_bench_program() -> None:
     rng = np.random.default_rng(1)
     x = [rng.integers(-128, 128, pl.type.shape).astype(np.int8) for pl in p.inputs]
     from compilers.simulator import simulate
-    r = simulate(target(16), p, x)
-    _, outs = gs.run_program(p, x)
+    r = simulate(target(DIM), p, x)
+    outs = StreamBackend(target(DIM)).run(p, x).outputs
     assert np.array_equal(r.outputs[0], outs[0])
 
 
 @pytest.mark.parametrize("shift", (1, 2, 3))
-@pytest.mark.parametrize("dim", (4, 16))
+@pytest.mark.parametrize("dim", (4, DIM))
 def test_levels_agree_on_rounding_ties(shift: int, dim: int) -> None:
     """OS results that are exact .5 ties after the shift (pe = D = every int8 value)."""
     instrs = [Concrete("mvin_spad", (("rows", dim), ("cols", dim), ("stride", dim), ("scale", ONE), ("dram", 1),

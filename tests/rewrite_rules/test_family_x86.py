@@ -112,7 +112,7 @@ def _helper(build, dtypes: tuple[str, ...], n: int):  # noqa: ANN001, ANN202
 
 
 def _instruction(name: str, ops: list[np.ndarray], out_bytes: int) -> bytes:
-    """The instruction's semantics (compilers/targets/amx.py) over 16-lane registers: the first
+    """The instruction's semantics (compilers/targets/amx/description.py) over 16-lane registers: the first
     ``out_bytes`` bytes of each result register, concatenated."""
     from compilers.targets import load_target
 
@@ -148,7 +148,7 @@ _NP = {"f32": np.float32, "s32": np.int32}
 ])
 def test_x86_helper_is_the_amx_instruction(instr: str, dtypes: tuple[str, ...], build, out_bytes: int) -> None:  # noqa: ANN001
     """rewrite_rules/x86.py restates the instructions in the rule language; this ties each copy
-    to compilers/targets/amx.py's semantics, bit for bit (NaN payloads included), on every pair
+    to compilers/targets/amx/description.py's semantics, bit for bit (NaN payloads included), on every pair
     of f32 edge patterns and 4,096 random lanes per operand."""
     ops = _operands(len(dtypes))
     got = np.asarray(evaluate(_helper(build, dtypes, ops[0].size),

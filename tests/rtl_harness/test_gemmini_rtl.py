@@ -1,5 +1,5 @@
 """The Gemmini-ISA RTL agrees with StreamMachine: random valid commands of every kind at DIM 4 and
-DIM 16 (whole DRAM / scratchpad / accumulator / PE state compared), random multi-command programs
+the description's DIM (whole DRAM / scratchpad / accumulator / PE state compared), random multi-command programs
 (hypothesis), the cocotb testbench on a sample, the paper programs against StreamMachine and the
 reference interpreter, the fp32 scale lane against numpy, and (slow) other DIMs and mutants of the
 RTL that these checks must kill."""
@@ -16,8 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilers import gemmini_stream as gs
+from accv.backends import get_backend
 from compilers.program import read_asm
+from compilers.targets import load_target
+from compilers.targets.gemmini import stream as gs
+from compilers.targets.gemmini.description import ACC_ROWS, DIM, HBM_SIZE, SPAD_ROWS
 from rtl_harness import gemmini as g
 from rtl_harness import verilate
 from rtl_harness.tb import gemmini_cases as gc
@@ -27,8 +30,8 @@ pytestmark = [pytest.mark.rtl,
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT.parent / "shared" / "corpus" / "paper"
-# (SP_ROWS, ACC_ROWS, DRAM bytes) of the random cases; DIM 16 runs the default-size design
-SIZES = {4: (256, 64, 4096), 16: (16384, 1024, 8192)}
+# (SP_ROWS, ACC_ROWS, DRAM bytes) of the random cases; the description's DIM runs the default-size design
+SIZES = {4: (256, 64, 4096), DIM: (SPAD_ROWS, ACC_ROWS, 8192)}
 PER_KIND = 200
 
 
@@ -49,7 +52,7 @@ def _cases(m: g.GemminiRtl, cases: list[gc.Case]) -> list[str]:
 
 
 @pytest.mark.parametrize("kind", gc.KINDS)
-@pytest.mark.parametrize("dim", (4, 16))
+@pytest.mark.parametrize("dim", (4, DIM))
 def test_random_cases(dim: int, kind: str) -> None:
     """PER_KIND random cases of one command kind, each from its own random starting state."""
     sp, ac, dram = SIZES[dim]
@@ -60,7 +63,7 @@ def test_random_cases(dim: int, kind: str) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kinds=st.lists(st.sampled_from(gc.KINDS), min_size=1, max_size=14), seed=st.integers(0, 2**32 - 1),
-       dim=st.sampled_from([4, 16]))
+       dim=st.sampled_from([4, DIM]))
 def test_random_programs(kinds: list[str], seed: int, dim: int) -> None:
     """Random multi-command programs (several kinds in one stream, reconfigurations in between)."""
     sp, ac, dram = SIZES[dim]
@@ -163,39 +166,43 @@ def test_paper_programs(name: str) -> None:
     for seed in range(3):
         x = random_inputs(graph, seed, edges=seed == 1)
         ref = evaluate(graph, x)
-        _, stream = gs.run_program(program, x)
-        outs, cycles = g.run_program(program, x)
-        assert cycles > 0
+        stream = get_backend(load_target("gemmini"), "stream").run(program, x).outputs
+        res = get_backend(load_target("gemmini"), "rtl").run(program, x)
+        outs, cycles = res.outputs, res.cycles
+        assert cycles is not None and cycles > 0
         for r, s_, o in zip(ref, stream, outs, strict=True):
             assert np.array_equal(s_, r) and np.array_equal(o, r), f"{name} seed {seed}"
 
 
 def test_default_sizes() -> None:
-    """The default design (DIM 16, 16384 scratchpad rows, 1024 accumulator rows, 1 MiB DRAM): the
+    """The default design (the description's DIM, scratchpad and accumulator rows, DRAM bytes): the
     1,000-instruction benchmark GEMM, then commands at the top rows and the DRAM's last bytes."""
     from compilers.targets.gemmini import bench_program
 
     p = bench_program()
     rng = np.random.default_rng(3)
     x = [rng.integers(-128, 128, pl.type.shape).astype(np.int8) for pl in p.inputs]
-    m, ref = gs.run_program(p, x)
-    outs, cycles = g.run_program(p, x)
-    assert np.array_equal(outs[0], ref[0]) and cycles > 0
+    gem = load_target("gemmini")
+    ref = get_backend(gem, "stream").run(p, x).outputs
+    res = get_backend(gem, "rtl").run(p, x)
+    assert np.array_equal(res.outputs[0], ref[0]) and res.cycles is not None and res.cycles > 0
 
-    top_sp, top_acc, end = 16384 - 16, 1024 - 16, (1 << 20)
+    D = DIM
+    row = 4 * D     # DRAM row stride: one 4-block int8 mvin row (Gemmini's MAX_BYTES at DIM 16)
+    top_sp, top_acc, end = SPAD_ROWS - D, ACC_ROWS - D, HBM_SIZE
     one = 0x3F800000
-    cmds = [gs.config_ld(0, 64, one, block_stride=4), gs.config_ld(1, 64, one), gs.config_st(64, 1, 0x3E000000),
+    cmds = [gs.config_ld(0, row, one, block_stride=4), gs.config_ld(1, row, one), gs.config_st(row, 1, 0x3E000000),
             gs.config_ex(gs.OS, sys_shift=2),
-            gs.Command(gs.MVIN, end - 16 * 64, gs.operand(16, 64, top_sp - 12)),     # 4 blocks, block stride 4
-            gs.Command(gs.MVIN2, end - 16 * 64, gs.operand(16, 16, gs.ACC_BIT | gs.ACCUMULATE_BIT | top_acc)),
-            gs.Command(gs.PRELOAD, gs.operand(16, 16, top_sp), gs.operand(16, 16, gs.ACC_BIT | gs.ACCUMULATE_BIT | top_acc)),
-            gs.Command(gs.COMPUTE_PRELOADED, gs.operand(16, 16, top_sp), gs.operand(16, 16, top_sp - 12)),
-            gs.Command(gs.MVOUT, end - 16 * 64, gs.operand(16, 16, gs.ACC_BIT | top_acc)),
-            gs.Command(gs.MVOUT, end - 15 * 64 - 64, gs.operand(15, 16, gs.ACC_BIT | gs.RAW_BIT | (top_acc + 1)))]
+            gs.Command(gs.MVIN, end - D * row, gs.operand(D, row, top_sp - 12)),     # 4 blocks, block stride 4
+            gs.Command(gs.MVIN2, end - D * row, gs.operand(D, D, gs.ACC_BIT | gs.ACCUMULATE_BIT | top_acc)),
+            gs.Command(gs.PRELOAD, gs.operand(D, D, top_sp), gs.operand(D, D, gs.ACC_BIT | gs.ACCUMULATE_BIT | top_acc)),
+            gs.Command(gs.COMPUTE_PRELOADED, gs.operand(D, D, top_sp), gs.operand(D, D, top_sp - 12)),
+            gs.Command(gs.MVOUT, end - D * row, gs.operand(D, D, gs.ACC_BIT | top_acc)),
+            gs.Command(gs.MVOUT, end - (D - 1) * row - row, gs.operand(D - 1, D, gs.ACC_BIT | gs.RAW_BIT | (top_acc + 1)))]
     dram = rng.integers(0, 256, end, dtype=np.uint8)
-    spad = rng.integers(-128, 128, (16384, 16)).astype(np.int8)
-    acc = rng.integers(-2**31, 2**31, (1024, 16)).astype(np.int32)
-    s = gs.StreamMachine(16)
+    spad = rng.integers(-128, 128, (SPAD_ROWS, D)).astype(np.int8)
+    acc = rng.integers(-2**31, 2**31, (ACC_ROWS, D)).astype(np.int32)
+    s = gs.StreamMachine(D)
     s.dram[:], s.spad[:], s.acc[:] = dram, spad, acc
     s.run(cmds)
     state, _ = g.run_commands(cmds, dram, spad=spad, acc=acc)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from accv.backends import get_backend
+from accv.check import check_program, rtl_cost
 from compilers.act import compile_graph
-from compilers.act.check import check_program
 from compilers.act.rewrite import IrRules
 from compilers.targets import load_target
 from rtl_harness import verilate
-from rtl_harness.runner import RtlBackend, rtl_cost
 from semantics.hlo_parser import parse_file
 from semantics.inputs import random_inputs
 from tests.conftest import CORPUS
@@ -24,7 +24,7 @@ def test_compiled_composite_checks_on_the_rtl_and_rtl_cost_picks_no_slower_progr
     acc = load_target("gemmini")
     g = parse_file(CORPUS / "paper" / "composite_mm_add.hlo")
     rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
-    backend = RtlBackend.for_target(acc)
+    backend = get_backend(acc, "rtl")
     by_description = compile_graph(g, acc, rules=rules)
     chk = check_program(g, acc, by_description.program, 2, backend=backend)
     assert chk.ok, chk.message

@@ -11,7 +11,7 @@ State:
 Tile configuration (LDTILECFG) is not a modelled instruction. Palette 1 is fixed; each tile's
 ``rows`` / ``colsb`` are attributes α of the instructions that depend on them (tileloadd,
 tilestored, tdpbusd: m = rows of C and A, 4k = colsb of A = 4 * rows of B, 4n = colsb of C and B).
-The emitter (compilers/amx_emit.py) derives one palette-1 configuration from a program and
+The emitter (:mod:`.emit_c`) derives one palette-1 configuration from a program and
 rejects a program that uses one tile with two different shapes, so the α values are exactly the
 configuration the hardware runs with; each instruction declares the shape it uses its tiles
 with (``config``), and the compiler's phase 2 keeps differently shaped uses on different tiles. As in the SDM, every tile write fills the whole 16 x 64-byte
@@ -43,7 +43,7 @@ store, 1-cycle AVX-512 op), not measurements.
 
 from __future__ import annotations
 
-from ..isa import Accelerator
+from ...isa import Accelerator
 
 HBM_SIZE = 1 << 20
 TILES, TILE_ROWS, TILE_BYTES = 8, 16, 64

@@ -1,4 +1,4 @@
-"""Build the AMX emitter's C (compilers/amx_emit.py, ``with_main=True``) and run it on an HBM image.
+"""Build the AMX emitter's C (compilers/targets/amx/emit_c.py, ``with_main=True``) and run it on an HBM image.
 
 Two builds of the same source:
 
@@ -8,7 +8,7 @@ Two builds of the same source:
 - ``native``: the unit as emitted, ``gcc -O2 -march=sapphirerapids``: it needs AMX and AVX-512.
 
 Builds are cached by content: the key hashes the compiled source, the header (emulated), the
-flags and ``gcc --version``; the executable lives at ``build/amx/<key>`` (``$ACCV_AMX_BUILD``
+flags and ``gcc --version``; the executable lives at ``build/amx/<key>`` in the working directory (``$ACCV_AMX_BUILD``
 overrides the folder) and is written under a temporary name, then renamed, so concurrent builds
 never see a partial file. A run feeds the HBM image on stdin and reads it back from stdout (the
 unit's ``main``) in a subprocess with a timeout: a crash (SIGILL, SIGSEGV, ...), a non-zero exit
@@ -42,7 +42,7 @@ MODES: dict[str, tuple[str, ...]] = {
     "emulated": ("-O2", "-std=gnu11", "-ffp-contract=off"),
     "native": ("-O2", "-march=sapphirerapids"),
 }
-#: exit statuses of the emitted ``main`` (compilers/amx_emit.py's "main" template)
+#: exit statuses of the emitted ``main`` (compilers/targets/amx/emit_c.py's "main" template)
 _EXITS = {2: "short HBM image on stdin", 3: "arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) was refused",
           4: "short write of the HBM image"}
 
@@ -72,7 +72,7 @@ class Built:
 
 def build_dir() -> Path:
     env = os.environ.get("ACCV_AMX_BUILD")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "build" / "amx"
+    return Path(env) if env else Path.cwd() / "build" / "amx"
 
 
 @functools.cache
@@ -92,7 +92,7 @@ def emulated_source(source: str) -> str:
     hits = [i for i, ln in enumerate(lines) if ln.strip() == INCLUDE]
     if len(hits) != 1:
         raise BuildError(f"the unit has {len(hits)} '{INCLUDE}' lines, the emulated build replaces exactly one")
-    lines[hits[0]] = '#include "emulation.h"   /* compilers/amx_run/emulation.h instead of <immintrin.h> */'
+    lines[hits[0]] = '#include "emulation.h"   /* compilers/targets/amx/emulation.h instead of <immintrin.h> */'
     return "\n".join(lines)
 
 

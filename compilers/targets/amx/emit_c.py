@@ -1,4 +1,4 @@
-"""Emitter: a :class:`~compilers.program.Program` for target ``amx`` -> one C translation unit
+"""AMX's emitter: a :class:`~compilers.program.Program` for target ``amx`` -> one C translation unit
 using <immintrin.h> intrinsics (gcc 12: ``-O2 -march=sapphirerapids``, or -mamx-tile -mamx-int8
 -mamx-bf16 -mavx512f -mavx512bw).
 
@@ -29,8 +29,9 @@ from pathlib import Path
 
 from semantics.errors import AccvError
 
-from .isa import Accelerator
-from .program import Concrete, Program
+from ...isa import Accelerator
+from ...program import Concrete, Program
+from .description import TILE_BYTES, TILE_ROWS, TILES, ZMMS
 
 __all__ = ["EmitError", "TEMPLATES", "fill", "emit_c", "tile_config", "native_amx_available", "REQUIRED_FLAGS"]
 
@@ -169,15 +170,15 @@ def tile_config(program: Program) -> list[tuple[int, int]]:
     shapes: dict[int, tuple[int, int, int]] = {}   # tile -> (rows, colsb, first instruction)
 
     def use(t: int, rows: int, colsb: int, i: int, ins: Concrete) -> None:
-        if not 0 <= t < 8:
-            raise EmitError(f"instruction {i} '{ins}': tile {t} does not exist (tmm0..tmm7)")
+        if not 0 <= t < TILES:
+            raise EmitError(f"instruction {i} '{ins}': tile {t} does not exist (tmm0..tmm{TILES - 1})")
         if t in shapes and shapes[t][:2] != (rows, colsb):
             r, c, j = shapes[t]
             raise EmitError(f"instruction {i} '{ins}': tmm{t} used as {rows} rows x {colsb} bytes, but as "
                             f"{r} x {c} by instruction {j}; one palette configuration per program")
         shapes.setdefault(t, (rows, colsb, i))
 
-    from .targets import load_target
+    from .. import load_target
 
     acc = load_target("amx")
     zeroed: set[int] = set()
@@ -188,15 +189,15 @@ def tile_config(program: Program) -> list[tuple[int, int]]:
             rows, colsb = (int(x.eval(e)) for x in shape)
             use(e[reg], rows, colsb, i, ins)
         if ins.name == "tilezero":
-            if not 0 <= e["t"] < 8:
-                raise EmitError(f"instruction {i} '{ins}': tile {e['t']} does not exist (tmm0..tmm7)")
+            if not 0 <= e["t"] < TILES:
+                raise EmitError(f"instruction {i} '{ins}': tile {e['t']} does not exist (tmm0..tmm{TILES - 1})")
             zeroed.add(e["t"])
     cfg = []
-    for t in range(8):
+    for t in range(TILES):
         if t in shapes:
             cfg.append(shapes[t][:2])
         elif t in zeroed:
-            cfg.append((16, 64))
+            cfg.append((TILE_ROWS, TILE_BYTES))
         else:
             cfg.append((0, 0))
     return cfg
@@ -210,7 +211,7 @@ def _ident(name: str) -> str:
 def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel", with_main: bool = False) -> str:
     """The C translation unit for ``program`` (see the module docstring)."""
     if acc is None:
-        from .targets import load_target
+        from .. import load_target
         acc = load_target("amx")
     if program.target != acc.name or acc.name != "amx":
         raise EmitError(f"the AMX emitter takes programs for target amx, not '{program.target}'")
@@ -229,7 +230,7 @@ def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel
             raise EmitError(f"instruction {i} '{ins}': constraint {broken} is violated")
         for k in ("dst", "src", "a", "b") if ins.name.startswith("v") else ():
             if k in env:
-                if not 0 <= env[k] < 32:
+                if not 0 <= env[k] < ZMMS:
                     raise EmitError(f"instruction {i} '{ins}': zmm{env[k]} does not exist")
                 zmm_used.add(env[k])
         holes = set(_HOLE.findall(TEMPLATES[ins.name]))

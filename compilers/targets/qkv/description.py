@@ -1,6 +1,9 @@
-"""The QKV accelerator of seed 000 (Fig. 3): a 16 KiB scratchpad d1 = (128, bf16[64]), an 8 KiB
-intermediate buffer d2 = (64, bf16[64]), a gemm unit and a softmax unit; five data-movement and two
-compute instructions. Addresses: HBM in bytes, d1/d2 in rows.
+"""The QKV accelerator's description (seed 000 Fig. 3): a 16 KiB scratchpad d1 = (128, bf16[64]),
+an 8 KiB intermediate buffer d2 = (64, bf16[64]), a gemm unit and a softmax unit; five data-movement
+and two compute instructions. Addresses: HBM in bytes, d1/d2 in rows.
+
+The sizes below are the definition every other part reads (the encoder, the RTL harness and its
+testbenches, tests): :data:`HBM_SIZE`, :data:`D1_ROWS`, :data:`D2_ROWS`, :data:`ROW`.
 
 Costs are illustrative defaults for the compiler's cost model (a 64 B/cycle DMA, a 64x64 gemm in
 64 cycles after a 64-cycle fill, softmax at one row per 4 cycles); the RTL gives measured cycles.
@@ -8,15 +11,21 @@ Costs are illustrative defaults for the compiler's cost model (a 64 B/cycle DMA,
 
 from __future__ import annotations
 
-from ..isa import Accelerator, NumericContract
+from ...isa import Accelerator, NumericContract
 
-N = tuple(range(1, 129))   # rows moved by one instruction
+__all__ = ["HBM_SIZE", "D1_ROWS", "D2_ROWS", "ROW", "build"]
+
+HBM_SIZE = 1 << 20          # bytes of HBM (d0)
+D1_ROWS, D2_ROWS = 128, 64  # rows of the scratchpad d1 and the intermediate buffer d2
+ROW = 64                    # bf16 elements per row of d1 and d2
+
+N = tuple(range(1, D1_ROWS + 1))   # rows moved by one instruction
 
 
 def build() -> Accelerator:
-    qkv = Accelerator("qkv", hbm_size=1 << 20, doc="QKV accelerator of the Act paper (seed 000 Fig. 3)")
-    qkv.add_data_model("d1", access=[128], elem=[64], dtype="bf16", doc="16 KiB scratchpad")
-    qkv.add_data_model("d2", access=[64], elem=[64], dtype="bf16", doc="8 KiB intermediate buffer")
+    qkv = Accelerator("qkv", hbm_size=HBM_SIZE, doc="QKV accelerator of the Act paper (seed 000 Fig. 3)")
+    qkv.add_data_model("d1", access=[D1_ROWS], elem=[ROW], dtype="bf16", doc="16 KiB scratchpad")
+    qkv.add_data_model("d2", access=[D2_ROWS], elem=[ROW], dtype="bf16", doc="8 KiB intermediate buffer")
 
     # (1) load_rm: n rows from HBM, row-major
     qkv.add_instruction(

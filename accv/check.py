@@ -1,13 +1,20 @@
-"""Every compilation is checked: run the program on a backend (default: the target's functional
-simulator; ``rtl``: the Verilated accelerator) for random input sets and compare with the reference interpreter, bit for bit (every instruction of the
-three targets declares an exact numeric contract; a bounded one would be applied here). A
-mismatch is a compiler bug: :func:`check_program` writes a reproducer folder (the kernel, the
-inputs, the program, both outputs and a README with the first differing element).
+"""Every compilation is checked: :func:`check_program` runs the program on a backend (default the
+target's functional simulator; any of :mod:`accv.backends`) for random input sets and compares
+with the reference interpreter, bit for bit (every instruction of the three targets declares an
+exact numeric contract; a bounded one would be applied here). A mismatch is a compiler bug: it
+writes a reproducer folder (the kernel, the inputs, the program, both outputs and a README with
+the first differing element).
+
+:func:`backend_cost` / :func:`rtl_cost` turn a backend into a cost model for the compiler's
+candidate selection (``compile_graph(cost=...)``): the cycles a candidate program takes on it.
+
+This module sits above both ``compilers`` and ``rtl_harness`` (the composition layer).
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,11 +25,14 @@ from semantics.inputs import random_inputs
 from semantics.interp import evaluate
 from semantics.ir import Graph
 
-from ..backend import Backend, SimBackend
-from ..isa import Accelerator
-from ..program import Program, print_asm
+from compilers.backend import Backend, BackendUnavailable
+from compilers.isa import Accelerator
+from compilers.program import Program, print_asm
 
-__all__ = ["CheckResult", "check_program"]
+from .backends import get_backend
+from .npyio import save_output
+
+__all__ = ["CheckResult", "check_program", "backend_cost", "rtl_cost"]
 
 
 @dataclass
@@ -40,9 +50,7 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
                   backend: Backend | None = None) -> CheckResult:
     """Run ``n`` input sets (seeds ``seed``.. ``seed+n-1``; odd runs use edge values) on ``backend``
     (default the functional simulator); ``cycles`` is the last run's cycle count."""
-    from accv.npyio import save_output
-
-    backend = backend or SimBackend(acc)
+    backend = backend or get_backend(acc, "sim")
     cycles: int | None = 0
     for i in range(n):
         xs = random_inputs(graph, seed + i, edges=bool(i % 2))
@@ -74,3 +82,26 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
                 f"`accv run kernel.hlo --inputs ...`.\n")
         return CheckResult(i + 1, False, f"input set {i} (seed {seed + i}): {why}", where, cycles, backend.name)
     return CheckResult(n, True, "", None, cycles, backend.name)
+
+
+def backend_cost(acc: Accelerator, backend: str, inputs: Sequence[np.ndarray], **options: object
+                 ) -> Callable[[Program], float]:
+    """A cost model for ``compile_graph(cost=...)``: the cycles of a candidate program on backend
+    ``backend`` of ``acc`` run on ``inputs`` (``options`` go to the backend, e.g. ``dram_latency``);
+    raises :class:`BackendUnavailable` for a pair that cannot run or has no notion of cycles."""
+    runner = get_backend(acc, backend, **options)
+
+    def cost(program: Program) -> float:
+        cycles = runner.run(program, inputs).cycles
+        if cycles is None:
+            raise BackendUnavailable(f"the {backend} backend measures no cycles; it cannot be a cost model")
+        return float(cycles)
+
+    return cost
+
+
+def rtl_cost(acc: Accelerator, inputs: Sequence[np.ndarray], dram_latency: int | None = None
+             ) -> Callable[[Program], float]:
+    """The RTL cost model: the cycles a candidate program takes on the Verilated RTL of ``acc``
+    (the designs' timing does not depend on the data, so one input set suffices)."""
+    return backend_cost(acc, "rtl", inputs, dram_latency=dram_latency)

@@ -1,6 +1,6 @@
 /* accv: Intel AMX + AVX-512 intrinsics emulated in portable C (C99 + <math.h>, <fenv.h>-free).
  *
- * The C units of compilers/amx_emit.py include <immintrin.h>; the emulated build replaces exactly
+ * The C units of compilers/targets/amx/emit_c.py include <immintrin.h>; the emulated build replaces exactly
  * that line with this header, so the same source compiles with plain `gcc -O2 -ffp-contract=off`
  * on any host and runs the program on the state below instead of the CPU's tiles and zmm
  * registers.

@@ -1,8 +1,8 @@
 """The ``emulated`` and ``native`` backends of target amx: a program's emitted C
-(compilers/amx_emit.py) built with gcc (compilers/amx_run/build.py) and run on the program's HBM
+(compilers/targets/amx/emit_c.py) built with gcc (compilers/targets/amx/cbuild.py) and run on the program's HBM
 image, outputs read back from the final image.
 
-- :class:`EmulatedBackend`: the C built against compilers/amx_run/emulation.h; available wherever
+- :class:`EmulatedBackend`: the C built against compilers/targets/amx/emulation.h; available wherever
   gcc runs.
 - :class:`NativeBackend`: the C built with ``-march=sapphirerapids`` and run on the host's AMX
   unit; available where /proc/cpuinfo shows amx_tile, amx_int8, amx_bf16, avx512f and avx512bw
@@ -11,7 +11,7 @@ image, outputs read back from the final image.
 Both implement ``run(program, inputs) -> RunResult`` (cycles ``None``: nothing is measured) and
 ``run_image(program, image) -> final HBM image``; ``for_target(acc)`` raises
 :class:`~compilers.backend.BackendUnavailable` with the reason. A program that crashes raises
-:class:`~compilers.amx_run.build.RunFailure` (the signal named). :func:`image_mismatch` compares
+:class:`~compilers.targets.amx.cbuild.RunFailure` (the signal named). :func:`image_mismatch` compares
 a backend's final image with the simulator's the way every AMX check does.
 """
 
@@ -26,10 +26,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..backend import BackendUnavailable, RunResult
-from ..isa import Accelerator
-from ..program import Program, hbm_image, read_outputs
-from .build import BuildError, build, gcc_version, run_image
+from ...backend import BackendUnavailable, RunResult
+from ...isa import Accelerator
+from ...program import Program, hbm_image, read_outputs
+from .cbuild import BuildError, build, gcc_version, run_image
 
 __all__ = ["EmulatedBackend", "NativeBackend", "emulated_available", "native_available", "image_mismatch"]
 
@@ -46,7 +46,7 @@ def emulated_available() -> tuple[bool, str]:
 @functools.cache
 def native_available(cpuinfo: str = "/proc/cpuinfo") -> tuple[bool, str]:
     """(True, "") where this host runs AMX and AVX-512 code and gcc compiles it, else the reason."""
-    from ..amx_emit import native_amx_available
+    from .emit_c import native_amx_available
 
     ok, why = native_amx_available(cpuinfo)
     if not ok:
@@ -69,9 +69,17 @@ class _CBackend:
     mode: ClassVar[str]
     targets: ClassVar[tuple[str, ...]] = ("amx",)
 
+    title: ClassVar[str]
+
     @staticmethod
     def available() -> tuple[bool, str]:
         raise NotImplementedError
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """Why this host cannot run it (the registry's question), or None."""
+        ok, why = cls.available()
+        return None if ok else why
 
     @classmethod
     def for_target(cls, acc: Accelerator) -> _CBackend:
@@ -84,7 +92,7 @@ class _CBackend:
 
     def run_image(self, program: Program, image: np.ndarray) -> np.ndarray:
         """The final HBM image of ``program`` run from ``image`` (inputs and constants placed)."""
-        from ..amx_emit import emit_c
+        from .emit_c import emit_c
 
         if program.target not in self.targets:
             raise BackendUnavailable(f"program is for target '{program.target}', not amx")
@@ -104,6 +112,7 @@ class EmulatedBackend(_CBackend):
     """The emitted C on the emulation header (any host with gcc)."""
 
     name: ClassVar[str] = "emulated"
+    title: ClassVar[str] = "emulated C (AMX intrinsics in portable C)"
     mode: ClassVar[str] = "emulated"
 
     @staticmethod
@@ -116,6 +125,7 @@ class NativeBackend(_CBackend):
     """The emitted C on the host's AMX and AVX-512 units."""
 
     name: ClassVar[str] = "native"
+    title: ClassVar[str] = "host's AMX unit"
     mode: ClassVar[str] = "native"
 
     @staticmethod

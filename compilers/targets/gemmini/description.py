@@ -3,8 +3,12 @@
 Facts: ../shared/reference/gemmini.md (gathered from Gemmini's README, Scala sources, the
 gemmini-rocc-tests headers and the Spike functional model; no Gemmini code is copied). The
 machine-level command stream (funct/rs1/rs2 words, config state) is modelled separately in
-:mod:`compilers.gemmini_stream`, with an encoder from these instructions to that stream and an
-independent simulator of it; the property test checks that the two levels agree.
+:mod:`compilers.targets.gemmini.stream`, with an encoder from these instructions to that stream and
+an independent simulator of it; the property test checks that the two levels agree.
+
+The sizes below are the definition every other part reads (the stream model, the RTL harness and
+its testbenches, tests, benchmarks): :data:`DIM`, :data:`SPAD_ROWS`, :data:`ACC_ROWS`,
+:data:`HBM_SIZE`, and the array's result width :data:`ARRAY_BITS`.
 
 Buffers (addresses: HBM in bytes, spad/acc in rows)::
 
@@ -63,11 +67,16 @@ from __future__ import annotations
 
 import struct
 
-from ..isa import Accelerator, NumericContract
+from ...isa import Accelerator, NumericContract
 
-SPAD_ROWS = 16384
-ACC_ROWS = 1024
-HBM_SIZE = 1 << 20
+__all__ = ["DIM", "SPAD_ROWS", "ACC_ROWS", "HBM_SIZE", "ARRAY_BITS", "STRIDES", "SCALES", "ONE", "WS_MATMULS",
+           "f32_bits", "bits_f32", "build"]
+
+DIM = 16                 # the systolic array is DIM x DIM; a scratchpad / accumulator row holds DIM elements
+SPAD_ROWS = 16384        # scratchpad rows (4 banks x 4096)
+ACC_ROWS = 1024          # accumulator rows (2 banks x 512)
+HBM_SIZE = 1 << 20       # bytes of HBM / DRAM (d0)
+ARRAY_BITS = 20          # the array computes in 20-bit two's complement (spatialArrayOutputType = SInt(20))
 STRIDES = tuple(range(1, 4097))
 
 
@@ -160,8 +169,9 @@ def _relu(src: str, shape: str, out: str) -> str:
 
 
 def _wrap20(src: str, out: str) -> str:
+    """``out`` = ``src`` wrapped to ARRAY_BITS-bit two's complement (shift left, arithmetic right)."""
     return f"""
-  w12 = s32[] constant(12)
+  w12 = s32[] constant({32 - ARRAY_BITS})
   w12b = s32[@D,@D] broadcast(w12), dimensions={{}}
   wl = s32[@D,@D] shift-left({src}, w12b)
   {out} = s32[@D,@D] shift-right-arithmetic(wl, w12b)"""
@@ -216,7 +226,7 @@ def _entry(name: str, body: str, dim: int) -> str:
     return (f"ENTRY {name} {{" + body + "\n}").replace("@D", str(dim))
 
 
-def build(dim: int = 16) -> Accelerator:
+def build(dim: int = DIM) -> Accelerator:
     D = dim
     R = _rows(D)
     g = Accelerator("gemmini", hbm_size=HBM_SIZE,
@@ -393,69 +403,3 @@ def build(dim: int = 16) -> Accelerator:
                          + _rounding_shift("x", "`rows`,`cols`", "sx") + _sat_s8("sx", "`rows`,`cols`", "q")
                          + _relu("q", "`rows`,`cols`", "y"), D))
     return g
-
-
-# --- generated programs (tests, benchmarks) -------------------------------------------------------
-
-def gemm_program(m: int, k: int, n: int, dim: int = 16, raw_tiles: int = 0):  # noqa: ANN201
-    """A tiled weight-stationary GEMM ``C = sat8(A x B)`` (A s8[m,k], B s8[k,n], C s8[m,n], all
-    multiples of ``dim``): A and B tiles moved into the scratchpad, for each (output column block,
-    k block) one preload_ws and m/dim matmuls accumulating in the accumulator, then one scaled
-    mvout per C tile; ``raw_tiles`` extra mvout_acc_raw copy the first C tiles as int32 to a
-    scratch area after C. Instruction count: mk/D^2 + kn/D^2 + (kn/D^2)(1 + m/D) + mn/D^2 + raw_tiles."""
-    from semantics.dtypes import DTYPES
-    from semantics.types import TensorType
-
-    from ..program import Concrete, Placement, Program
-
-    D = dim
-    mi, kk, nj = m // D, k // D, n // D
-    if mi * D != m or kk * D != k or nj * D != n:
-        raise ValueError("gemm_program: m, k, n must be multiples of dim")
-    if mi * nj * D > ACC_ROWS or (mi * kk + kk * nj) * D > SPAD_ROWS:
-        raise ValueError("gemm_program: the tiles do not fit the scratchpad / accumulator")
-    a_at, b_at = 64, 64 + m * k
-    c_at = b_at + k * n
-    raw_at = c_at + m * n
-    out: list[Concrete] = []
-
-    def ins(name: str, **attrs: int) -> None:
-        out.append(Concrete(name, tuple(attrs.items())))
-
-    def a_sp(i: int, q: int) -> int:
-        return (i * kk + q) * D
-
-    def b_sp(q: int, j: int) -> int:
-        return (mi * kk + q * nj + j) * D
-
-    for i in range(mi):
-        for q in range(kk):
-            ins("mvin_spad", rows=D, cols=D, stride=k, scale=ONE, dram=a_at + i * D * k + q * D, sp=a_sp(i, q))
-    for q in range(kk):
-        for j in range(nj):
-            ins("mvin_spad", rows=D, cols=D, stride=n, scale=ONE, dram=b_at + q * D * n + j * D, sp=b_sp(q, j))
-    for j in range(nj):
-        for q in range(kk):
-            ins("preload_ws", rows=D, cols=D, b=b_sp(q, j))
-            for i in range(mi):
-                ins("matmul_ws_acc", a_rows=D, a_cols=D, c_rows=D, c_cols=D, accumulate=int(q > 0),
-                    a=a_sp(i, q), c=(i * nj + j) * D)
-    for i in range(mi):
-        for j in range(nj):
-            ins("mvout_acc", rows=D, cols=D, stride=n, scale=ONE, relu=0, ac=(i * nj + j) * D,
-                dram=c_at + i * D * n + j * D)
-    for t in range(raw_tiles):
-        i, j = divmod(t % (mi * nj), nj)
-        ins("mvout_acc_raw", rows=D, cols=D, stride=n * 4, ac=(i * nj + j) * D, dram=raw_at + i * D * n * 4 + j * D * 4)
-    s8 = DTYPES["s8"]
-    return Program("gemmini", tuple(out),
-                   (Placement(0, a_at, TensorType(s8, (m, k))), Placement(1, b_at, TensorType(s8, (k, n)))),
-                   (Placement(0, c_at, TensorType(s8, (m, n))),))
-
-
-def bench_program():  # noqa: ANN201
-    """The 1,000-instruction benchmark program: a tiled 64x192x192 GEMM (960 instructions) plus
-    40 raw int32 mvouts of accumulator tiles."""
-    p = gemm_program(64, 192, 192, raw_tiles=40)
-    assert len(p) == 1000
-    return p

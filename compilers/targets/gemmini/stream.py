@@ -1,7 +1,7 @@
 """Gemmini's machine-level command stream: command words, decoder, simulator, encoder.
 
 This is the second, independent model of Gemmini (the first is the compiler-level description in
-:mod:`compilers.targets.gemmini`). It is written directly from ../shared/reference/gemmini.md and
+:mod:`compilers.targets.gemmini.description`). It is written directly from ../shared/reference/gemmini.md and
 never calls the description or the HLO interpreter:
 
 - :class:`Command` is one RoCC command: ``funct`` and the 64-bit ``rs1``/``rs2`` words, exactly
@@ -13,6 +13,9 @@ never calls the description or the HLO interpreter:
   the array state and the config state (numpy, written from the gemmini.md rules).
 - :func:`encode` turns a compiler-level :class:`~compilers.program.Program` into commands,
   emitting a CONFIG command only when a field the next command depends on changes.
+
+The ``stream`` backend (:mod:`compilers.targets.gemmini.backend`) runs a program's encoding on
+:class:`StreamMachine`. Sizes (DIM, rows, DRAM bytes) default to the description's.
 
 Modelling choices of the stream model (see also the target's module docstring): the machine
 starts unconfigured (a command that needs a config slot that was never written is an error);
@@ -34,10 +37,11 @@ import numpy as np
 from semantics.errors import AccvError
 from semantics.layout import bflat, byte_size, unbflat
 
-from .program import Concrete, Program
+from ...program import Concrete, Program
+from .description import ACC_ROWS, ARRAY_BITS, DIM, HBM_SIZE, SPAD_ROWS, build
 
 __all__ = ["Command", "StreamError", "EncodeError", "StreamMachine", "decode", "format_command", "encode",
-           "run_program", "GARBAGE_ADDR", "CONFIG", "MVIN", "MVIN2", "MVIN3", "MVOUT", "PRELOAD",
+           "GARBAGE_ADDR", "CONFIG", "MVIN", "MVIN2", "MVIN3", "MVOUT", "PRELOAD",
            "COMPUTE_PRELOADED", "COMPUTE_ACCUMULATED", "FLUSH"]
 
 CONFIG, MVIN2, MVIN, MVOUT, COMPUTE_PRELOADED, COMPUTE_ACCUMULATED, PRELOAD, FLUSH, MVIN3 = 0, 1, 2, 3, 4, 5, 6, 7, 14
@@ -88,7 +92,7 @@ def config_ex(dataflow: int, act: int = 0, a_transpose: int = 0, b_transpose: in
     return Command(CONFIG, rs1 & M64, rs2 & M64)
 
 
-def config_ld(slot: int, stride: int, scale_bits: int, shrunk: int = 0, block_stride: int = 16) -> Command:
+def config_ld(slot: int, stride: int, scale_bits: int, shrunk: int = 0, block_stride: int = DIM) -> Command:
     rs1 = CONFIG_LD | (shrunk << 2) | (slot << 3) | (block_stride << 16) | ((scale_bits & 0xFFFFFFFF) << 32)
     return Command(CONFIG, rs1 & M64, stride & M64)
 
@@ -166,8 +170,9 @@ def _scale_to_int8(x: np.ndarray, scale_bits: int) -> np.ndarray:
 
 
 def _wrap20(x: np.ndarray) -> np.ndarray:
-    x = x.astype(np.int64) & 0xFFFFF
-    return np.where(x >= 1 << 19, x - (1 << 20), x).astype(np.int32)
+    """Wrap to the array's ARRAY_BITS-bit two's complement, sign-extended to int32."""
+    x = x.astype(np.int64) & ((1 << ARRAY_BITS) - 1)
+    return np.where(x >= 1 << (ARRAY_BITS - 1), x - (1 << ARRAY_BITS), x).astype(np.int32)
 
 
 def _wrap32(x: np.ndarray) -> np.ndarray:
@@ -189,10 +194,10 @@ def _rounding_right_shift(x: np.ndarray, s: int) -> np.ndarray:
 
 @dataclass
 class StreamMachine:
-    dim: int = 16
-    dram_size: int = 1 << 20
-    spad_rows: int = 16384
-    acc_rows: int = 1024
+    dim: int = DIM
+    dram_size: int = HBM_SIZE
+    spad_rows: int = SPAD_ROWS
+    acc_rows: int = ACC_ROWS
     dram: np.ndarray = field(init=False)
     spad: np.ndarray = field(init=False)
     acc: np.ndarray = field(init=False)
@@ -208,6 +213,20 @@ class StreamMachine:
         self.acc = np.zeros((self.acc_rows, self.dim), np.int32)
         self.pe = np.zeros((self.dim, self.dim), np.int32)
         self.ld = [None, None, None]
+
+    def place(self, program: Program, inputs: Sequence[np.ndarray]) -> None:
+        """Write ``inputs`` (one per ``.input`` placement, in index order) and the constants into
+        DRAM, as :func:`compilers.simulator.simulate` does."""
+        for pl, x in zip(sorted(program.inputs, key=lambda p: p.index), inputs, strict=True):
+            img = np.frombuffer(bytes(bflat(np.asarray(x), pl.type)), np.uint8)
+            self.dram[pl.addr:pl.addr + img.size] = img
+        for addr, data in program.constants:
+            self.dram[addr:addr + len(data)] = np.frombuffer(data, np.uint8)
+
+    def outputs(self, program: Program) -> list[np.ndarray]:
+        """The program's outputs read back from DRAM, in index order."""
+        return [unbflat(self.dram[pl.addr:pl.addr + byte_size(pl.type)].copy(), pl.type)
+                for pl in sorted(program.outputs, key=lambda p: p.index)]
 
     def run(self, commands: Sequence[Command]) -> None:
         for i, c in enumerate(commands):
@@ -421,7 +440,7 @@ class _Enc:
             self.out.append(config_st(new["stride"], new["act"], new["scale"]))
 
 
-def encode(program: Program, dim: int = 16) -> list[Command]:
+def encode(program: Program, dim: int = DIM) -> list[Command]:
     """Compiler-level instructions -> command stream (module doc; raises :class:`EncodeError`)."""
     e = _Enc(dim)
     G = operand(dim, dim, GARBAGE_ADDR)
@@ -431,8 +450,7 @@ def encode(program: Program, dim: int = 16) -> list[Command]:
     def fail(msg: str, k: int) -> None:
         raise EncodeError(msg, ins[k].loc, f"instruction {k} '{ins[k]}'")
 
-    from .targets.gemmini import build  # the fused pairs: the description's followed_by / preceded_by
-    desc = build(dim).instructions
+    desc = build(dim).instructions   # the fused pairs: the description's followed_by / preceded_by
     for k, c in enumerate(ins):
         d = desc.get(c.name)
         if d is None:
@@ -508,18 +526,3 @@ def encode(program: Program, dim: int = 16) -> list[Command]:
         i += 1
     return e.out
 
-
-def run_program(program: Program, inputs: Sequence[np.ndarray], dim: int = 16, dram_size: int = 1 << 20,
-                commands: Sequence[Command] | None = None) -> tuple[StreamMachine, list[np.ndarray]]:
-    """Encode ``program`` (unless ``commands`` are given), place the inputs and constants in DRAM
-    as :func:`compilers.simulator.simulate` does, run the stream and read the outputs back."""
-    m = StreamMachine(dim, dram_size)
-    for pl, x in zip(sorted(program.inputs, key=lambda p: p.index), inputs, strict=True):
-        img = np.frombuffer(bytes(bflat(np.asarray(x), pl.type)), np.uint8)
-        m.dram[pl.addr:pl.addr + img.size] = img
-    for addr, data in program.constants:
-        m.dram[addr:addr + len(data)] = np.frombuffer(data, np.uint8)
-    m.run(encode(program, dim) if commands is None else commands)
-    outs = [unbflat(m.dram[pl.addr:pl.addr + byte_size(pl.type)].copy(), pl.type)
-            for pl in sorted(program.outputs, key=lambda p: p.index)]
-    return m, outs
