@@ -217,6 +217,12 @@ class _Expander:
             return self.inline(ins, callee, ops)
         if op == "conditional":
             return self.conditional(ins, ops)
+        if op == "custom-call" and ins.attrs.get("custom_call_target") == '"TopK"':
+            t = ins.declared   # XLA's TopK custom call: (values, s32 indices) of the k largest
+            if isinstance(t, TupleType) and len(t.elements) == 2 and isinstance(t.elements[0], TensorType):
+                return self.add(ins.name, "topk", [self.materialize(v, ins.loc) for v in ops],
+                                {"k": t.elements[0].shape[-1] if t.elements[0].rank else 0, "largest": "true"},
+                                t, ins.loc)
         if op == "while":
             return self.while_loop(ins, ops)
         flat_ops = [self.materialize(v, ins.loc) for v in ops]

@@ -66,6 +66,7 @@ def run_computation(graph: Graph, comp: Computation, args: Sequence[Any], mode: 
                 raise SmtError(f"{ins.opcode} has no SMT encoding", ins.loc, f"instruction '{ins.name}'")
             env = Env(graph=graph, call=call, extra=dict(extra or {}))
             env.extra["operand_dtypes"] = [dtypes.get(o) for o in ins.operands]
+            env.extra["operand_types"] = [comp.by_name[o].type for o in ins.operands]
             try:
                 v = fn([values[o] for o in ins.operands], ins.attrs, ins.type, env)
             except OpError as e:
