@@ -47,10 +47,11 @@ def _z_sign(a: Any, dt: DType, out: DType) -> Any:
         if not dt.is_signed:
             return z3.If(a == 0, z3.BitVecVal(0, w), z3.BitVecVal(1, w))
         return z3.If(a == 0, z3.BitVecVal(0, w), z3.If(a < 0, z3.BitVecVal(-1, w), z3.BitVecVal(1, w)))
-    x = Z.daz(a)
+    x = Z.daz(Z.to_prec(a, dt))          # DAZ at the operation precision, as the interpreter
     s = x.sort()
     one = z3.If(z3.fpIsNegative(x), z3.fpNeg(z3.FPVal(1.0, s)), z3.FPVal(1.0, s))
-    return z3.If(z3.Or(z3.fpIsNaN(x), z3.fpIsZero(x)), x, one)
+    r = z3.If(z3.Or(z3.fpIsNaN(x), z3.fpIsZero(x)), x, one)
+    return r if dt.bits in (32, 64) else z3.fpFPToFP(Z.RNE, r, Z.fp_sort(dt))
 
 
 _register_elementwise("sign", 1, "num", _np_sign, _z_sign, "integer or float, same type",
@@ -252,14 +253,16 @@ def _rp_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     e, m = attrs["exponent_bits"], attrs["mantissa_bits"]
     src_m = dt.man_bits
     src_e = dt.exp_bits
-    if e > src_e or m > src_m or m == 0:
-        raise OpError("reduce-precision to a format no narrower than the operand's: use copy")
-
+    if m == 0:
+        raise OpError("reduce-precision to mantissa_bits=0 has no SMT encoding")
+    m, narrow_e = min(m, src_m), e < src_e
     rbias = (1 << (e - 1)) - 1
 
     def one(a: Any) -> Any:
         s = a.sort()
-        r = z3.fpFPToFP(Z.RNE, z3.fpFPToFP(Z.RNE, a, z3.FPSort(src_e, m + 1)), s)   # mantissa rounded
+        r = a if m == src_m else z3.fpFPToFP(Z.RNE, z3.fpFPToFP(Z.RNE, a, z3.FPSort(src_e, m + 1)), s)
+        if not narrow_e:      # same exponent range: subnormals stay (rounded on the same grid)
+            return z3.If(z3.fpIsNaN(a), a, r)
         mag = z3.fpAbs(r)
         z = z3.If(z3.fpIsNegative(r), z3.fpMinusZero(s), z3.fpPlusZero(s))
         inf = z3.If(z3.fpIsNegative(r), z3.fpMinusInfinity(s), z3.fpPlusInfinity(s))

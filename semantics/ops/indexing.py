@@ -16,8 +16,9 @@ and ``bitcast``, as XLA defines them.
   same dtype and element count it moves element i of the operand's physical order to element i of
   the result's physical order (a reshape when both layouts are row-major).
 
-The data-dependent ones (gather, scatter, sort, topk) have no z3 encoding; bitcast has one (it is
-a fixed permutation).
+z3 encodings: gather and scatter move terms when their indices are constants and select over every
+start position when they are symbolic; sort and topk are odd-even transposition sorting networks
+(stable); bitcast is a fixed permutation.
 """
 
 from __future__ import annotations
@@ -109,16 +110,92 @@ def _gather_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     return res
 
 
+def _int_terms(idx: Any, dt: Any) -> np.ndarray | None:
+    """z3 index terms as an int64 array when every one is a numeral, else None."""
+    import z3
+    if not all(z3.is_bv_value(v) for v in idx.reshape(-1)):
+        return None
+    vals = [v.as_signed_long() if dt.is_signed else v.as_long() for v in idx.reshape(-1)]
+    return np.array(vals, dtype=np.int64).reshape(idx.shape)
+
+
+def _wide(term: Any, dt: Any) -> Any:
+    """An index term widened to 65 bits (every s64/u64 value fits), compared signed."""
+    import z3
+    ext = 65 - dt.bits
+    return z3.SignExt(ext, term) if dt.is_signed else z3.ZeroExt(ext, term)
+
+
+def _select(cands: list[tuple[Any, np.ndarray]], default: np.ndarray) -> np.ndarray:
+    """Elementwise ``If(cond_0, v_0, If(cond_1, v_1, ... default))``."""
+    import z3
+    res = np.array(default, dtype=object, copy=True)
+    for cond, v in reversed(cands):
+        for e in np.ndindex(res.shape):
+            res[e] = z3.If(cond, v[e], res[e])
+    return res
+
+
+def _gather_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
+    """Constant indices: the interpreter's data movement on term arrays. Symbolic indices: for
+    each index vector, a select over every clamped start position (the slice sizes are static)."""
+    import itertools
+
+    import z3
+    x, idx = args
+    idt = env.extra["operand_dtypes"][1]
+    known = _int_terms(idx, idt)
+    if known is not None:
+        return _gather_eval([x, known], attrs, out, env)
+    t = tensor(out, "result")
+    offset, collapsed, sim = _ints(attrs, "offset_dims"), _ints(attrs, "collapsed_slice_dims"), _ints(attrs, "start_index_map")
+    sizes, ivd = _ints(attrs, "slice_sizes"), attrs["index_vector_dim"]
+    iv = idx[..., None] if ivd == idx.ndim else np.moveaxis(idx, ivd, -1)
+    batch_dims = [d for d in range(t.rank) if d not in offset]
+    kept = [d for d in range(x.ndim) if d not in collapsed]
+    res = np.empty(t.shape, dtype=object)
+    for b in np.ndindex(*iv.shape[:-1]):
+        per_dim = []
+        for k, d in enumerate(sim):
+            hi = x.shape[d] - sizes[d]
+            w = _wide(iv[b + (k,)], idt)
+            opts = []
+            for v in range(hi + 1):
+                if hi == 0:
+                    cond = z3.BoolVal(True)
+                elif v == 0:
+                    cond = w <= 0
+                elif v == hi:
+                    cond = w >= hi
+                else:
+                    cond = w == v
+                opts.append((d, v, cond))
+            per_dim.append(opts)
+        cands = []
+        for combo in itertools.product(*per_dim):
+            start = [0] * x.ndim
+            for d, v, _ in combo:
+                start[d] = v
+            sl = x[tuple(slice(s, s + n) for s, n in zip(start, sizes, strict=True))].reshape([sizes[d] for d in kept])
+            cands.append((z3.And(*[c for _, _, c in combo]) if combo else z3.BoolVal(True), sl))
+        target: list[Any] = [slice(None)] * t.rank
+        for k, d in enumerate(batch_dims):
+            target[d] = b[k]
+        res[tuple(target)] = _select(cands[:-1], cands[-1][1])
+    return res
+
+
 register(OpDef("gather", (2, 2),
                (AttrSpec("offset_dims", "ints"), AttrSpec("collapsed_slice_dims", "ints"),
                 AttrSpec("start_index_map", "ints"), AttrSpec("index_vector_dim", "int"),
                 AttrSpec("slice_sizes", "ints"),
                 AttrSpec("operand_batching_dims", "ints", required=False, default=()),
                 AttrSpec("start_indices_batching_dims", "ints", required=False, default=())),
-               _gather_infer, _gather_eval, None, "structural",
+               _gather_infer, _gather_eval, _gather_smt, "structural",
                "operand of any type, integer start indices",
                "XLA's general gather; each start index is clamped to [0, dim - slice size] (never out "
-               "of bounds); batching dims unsupported. SMT: none (data-dependent indexing)"))
+               "of bounds); batching dims unsupported. SMT: constant indices move terms; symbolic indices select "
+               "over every clamped start position"))
 
 
 # -- scatter --------------------------------------------------------------------------------------
@@ -174,16 +251,60 @@ def _scatter_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     return res
 
 
+def _scatter_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
+    """Constant indices: the interpreter's updates on term arrays. Symbolic indices: each update,
+    in order, selects between the region's result and the old window at every start position where
+    the window fits (elsewhere it is skipped, as in the interpreter)."""
+    import itertools
+
+    import z3
+    x, idx, upd = args
+    idt = env.extra["operand_dtypes"][1]
+    known = _int_terms(idx, idt)
+    if known is not None:
+        return _scatter_eval([x, known, upd], attrs, out, env)
+    uwd, iwd, sd = _ints(attrs, "update_window_dims"), _ints(attrs, "inserted_window_dims"), _ints(attrs, "scatter_dims_to_operand_dims")
+    ivd = attrs["index_vector_dim"]
+    iv = idx[..., None] if ivd == idx.ndim else np.moveaxis(idx, ivd, -1)
+    res = np.array(x, dtype=object, copy=True)
+    sdims = [d for d in range(upd.ndim) if d not in uwd]
+    win_shape = [upd.shape[d] for d in uwd]
+    full, wi = [], 0
+    for d in range(x.ndim):
+        if d in iwd:
+            full.append(1)
+        else:
+            full.append(win_shape[wi])
+            wi += 1
+    assert env.call is not None
+    for b in np.ndindex(*iv.shape[:-1]):
+        sel: list[Any] = [slice(None)] * upd.ndim
+        for k, d in enumerate(sdims):
+            sel[d] = b[k]
+        u = upd[tuple(sel)].reshape(full)
+        ranges = [range(x.shape[d] - full[d] + 1) for d in range(x.ndim)]
+        for start in itertools.product(*ranges):
+            conds = [_wide(iv[b + (k,)], idt) == start[d] for k, d in enumerate(sd)]
+            if any(start[d] != 0 for d in range(x.ndim) if d not in sd):
+                continue
+            region = tuple(slice(s, s + n) for s, n in zip(start, full, strict=True))
+            old = res[region]
+            new = np.asarray(env.call(attrs["to_apply"], [old, u])).reshape(full)
+            res[region] = _select([(z3.And(*conds) if conds else z3.BoolVal(True), new)], old)
+    return res
+
+
 register(OpDef("scatter", (3, None),
                (AttrSpec("update_window_dims", "ints"), AttrSpec("inserted_window_dims", "ints"),
                 AttrSpec("scatter_dims_to_operand_dims", "ints"), AttrSpec("index_vector_dim", "int"),
                 AttrSpec("to_apply", "computation"),
                 AttrSpec("input_batching_dims", "ints", required=False, default=()),
                 AttrSpec("scatter_indices_batching_dims", "ints", required=False, default=())),
-               _scatter_infer, _scatter_eval, None, "structural",
+               _scatter_infer, _scatter_eval, _scatter_smt, "structural",
                "one operand, integer indices, updates of the operand's type; region (T, T) -> T",
                "XLA's general scatter (one operand); an update window that does not fit is skipped; "
-               "updates applied in row-major order of the indices through the region. SMT: none"))
+               "updates applied in row-major order of the indices through the region. SMT: constant indices "
+               "move terms; symbolic indices select per update over every start position that fits"))
 
 
 # -- sort -----------------------------------------------------------------------------------------
@@ -225,12 +346,43 @@ def _sort_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def _network(n: int) -> list[tuple[int, int]]:
+    """Odd-even transposition sort: n rounds of adjacent compare-exchanges. Exchanging only when
+    the later element is strictly before the earlier one keeps it stable."""
+    return [(i, i + 1) for r in range(n) for i in range(r % 2, n - 1, 2)]
+
+
+def _sort_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
+    """A sorting network over term arrays; each exchange asks the comparator region whether the
+    later element goes first. Equal to the interpreter's stable sort for a strict weak order (the
+    comparators XLA and jax emit: LT/GT, TOTALORDER for floats)."""
+    import z3
+    (d,) = attrs["dimensions"]
+    assert env.call is not None
+    moved = [np.array(np.moveaxis(a, d, -1), dtype=object, copy=True) for a in args]
+    n = moved[0].shape[-1]
+    for b in np.ndindex(*moved[0].shape[:-1]):
+        cols = [list(m[b]) for m in moved]
+        for i, j in _network(n):
+            ops: list[Any] = []
+            for col in cols:
+                ops += [np.asarray(col[j], dtype=object), np.asarray(col[i], dtype=object)]
+            swap = np.asarray(env.call(attrs["to_apply"], ops)).reshape(())[()]
+            for col in cols:
+                col[i], col[j] = z3.If(swap, col[j], col[i]), z3.If(swap, col[i], col[j])
+        for m, col in zip(moved, cols, strict=True):
+            m[b] = np.array(col, dtype=object)
+    outs = [np.ascontiguousarray(np.moveaxis(m, -1, d)) for m in moved]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 register(OpDef("sort", (1, None), (AttrSpec("dimensions", "ints"), AttrSpec("to_apply", "computation"),
                                    AttrSpec("is_stable", "enum", required=False, choices=("true", "false"))),
-               _sort_infer, _sort_eval, None, "structural",
+               _sort_infer, _sort_eval, _sort_smt, "structural",
                "operands of one shape, any types; comparator region (T0, T0, T1, T1, ...) -> pred",
                "every operand permuted by the comparator's order along the dimension; stable (ties keep "
-               "their order). SMT: none"))
+               "their order). SMT: an odd-even transposition network asking the region (equal for a strict "
+               "weak order)"))
 
 
 # -- topk -----------------------------------------------------------------------------------------
@@ -262,13 +414,45 @@ def _topk_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     return (np.take_along_axis(x, order, -1), order.astype(np.int32))
 
 
+def _topk_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
+    """A stable descending sorting network over (value, index) pairs, cut at k. Floats: NaN is
+    largest, -0.0 == +0.0, otherwise IEEE order (SMT has one NaN: a negative NaN, which the
+    interpreter orders smallest, is outside what the encoding represents)."""
+    import z3
+    x = args[0]
+    k = attrs["k"]
+    dt = env.extra["operand_dtypes"][0]
+
+    def greater(a: Any, b: Any) -> Any:
+        if dt.is_float:
+            return z3.If(z3.fpIsNaN(a), z3.Not(z3.fpIsNaN(b)), z3.And(z3.Not(z3.fpIsNaN(b)), z3.fpGT(a, b)))
+        if dt.is_pred:
+            return z3.And(a, z3.Not(b))
+        return a > b if dt.is_signed else z3.UGT(a, b)
+
+    n = x.shape[-1]
+    vals = np.empty(x.shape[:-1] + (k,), dtype=object)
+    inds = np.empty(x.shape[:-1] + (k,), dtype=object)
+    for b in np.ndindex(*x.shape[:-1]):
+        col = list(x[b])
+        ix = [z3.BitVecVal(i, 32) for i in range(n)]
+        for i, j in _network(n):
+            sw = greater(col[j], col[i])
+            col[i], col[j] = z3.If(sw, col[j], col[i]), z3.If(sw, col[i], col[j])
+            ix[i], ix[j] = z3.If(sw, ix[j], ix[i]), z3.If(sw, ix[i], ix[j])
+        for q in range(k):
+            vals[b + (q,)], inds[b + (q,)] = col[q], ix[q]
+    return (vals, inds)
+
+
+
 register(OpDef("topk", (1, 1), (AttrSpec("k", "int"), AttrSpec("largest", "enum", required=False,
                                                               choices=("true", "false"))),
-               _topk_infer, _topk_eval, None, "structural",
+               _topk_infer, _topk_eval, _topk_smt, "structural",
                "operand of a numeric type; returns (values, s32 indices)",
                "the k largest along the last dimension, descending; ties: lower index first; floats by "
                "totalOrder with -0.0 == +0.0 (NaN largest); also read from custom-call "
-               "custom_call_target=\"TopK\". SMT: none"))
+               "custom_call_target=\"TopK\". SMT: a stable descending sorting network cut at k"))
 
 
 # -- bitcast --------------------------------------------------------------------------------------
@@ -300,9 +484,10 @@ def _bitcast_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     y = flat.reshape(phys_shape)
     inv = [order_out.index(d) for d in range(t.rank)]
     r = np.ascontiguousarray(np.transpose(y, inv)).reshape(t.shape)
-    if r.dtype != t.dtype.np:
-        if r.dtype == object:
+    if r.dtype == object:
+        if src is not None and isinstance(src, TensorType) and src.dtype != t.dtype:
             raise OpError("bitcast to another element type has no SMT encoding")
+    elif r.dtype != t.dtype.np:
         r = r.view(t.dtype.np)
     return r
 

@@ -201,10 +201,11 @@ def _conv_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env
     return TensorType(dt, tuple(shape))
 
 
-def _conv_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.ndarray:
-    from .contraction import _fma_f32, _fma_f64
-    t = tensor(out, "result")
-    x, k = args
+def _conv_matrices(x: Any, k: Any, attrs: Attrs) -> tuple[list[tuple[Any, Any]], np.ndarray, tuple[int, ...], list[int]]:
+    """The convolution as one matrix product per feature group: ``[(A, B)]`` with A (rows, taps x
+    input features) of patches and B (taps x input features, output features); the mask (rows,
+    taps x input features) of terms that read a real element; the (N, out spatial..., O) shape
+    and the permutation to the result's dimension order. Works on numeric and object arrays."""
     rank = x.ndim
     (lb, lf, ls), (ki, ko, ks), (ob, of, os_) = _labels(attrs, rank)
     w = parse_window(attrs["window"], rank - 2)
@@ -230,13 +231,27 @@ def _conv_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.
         valid_all[..., j] = valid
     og = o // g
     m = math.prod(osp)
-    outs = []
+    mask = np.repeat(np.broadcast_to(valid_all.reshape(1, m, len(taps)), (n, m, len(taps))).reshape(n * m, len(taps)),
+                     ci, axis=1)
+    mats = []
     for gi in range(g):
         A = P[..., gi * ci:(gi + 1) * ci].reshape(n * m, len(taps) * ci)          # rows, (tap, c)
         B = np.moveaxis(K[gi * og:(gi + 1) * og], 0, -1)                           # I, spatial, O
         B = np.moveaxis(B, 0, -2).reshape(len(taps) * ci, og)                      # (tap, c), O
-        mask = np.repeat(np.broadcast_to(valid_all.reshape(1, m, len(taps)), (n, m, len(taps))).reshape(n * m, len(taps)),
-                         ci, axis=1)
+        mats.append((A, B))
+    perm = [0] * rank
+    perm[ob], perm[of] = 0, rank - 1
+    for d in range(rank - 2):
+        perm[os_[d]] = 1 + d
+    return mats, mask, (n, *osp, o), perm
+
+
+def _conv_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.ndarray:
+    from .contraction import _fma_f32, _fma_f64
+    t = tensor(out, "result")
+    mats, mask, shape, perm = _conv_matrices(args[0], args[1], attrs)
+    outs = []
+    for A, B in mats:
         if not is_float_np(A.dtype):
             wide = np.uint64 if t.dtype.bits == 64 and not t.dtype.is_signed else np.int64
             with np.errstate(over="ignore"):
@@ -247,17 +262,47 @@ def _conv_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.
         Ap = daz(A.astype(prec), prec)
         Bp = daz(B.astype(prec), prec)
         fma = _fma_f64 if prec == np.float64 else _fma_f32
-        acc = np.zeros((A.shape[0], og), prec)
+        acc = np.zeros((A.shape[0], B.shape[1]), prec)
         for kk in range(A.shape[1]):
             nxt = fma(Ap[:, kk:kk + 1], Bp[kk:kk + 1, :], acc)
             acc = np.where(mask[:, kk:kk + 1], nxt, acc)
         with np.errstate(over="ignore"):
             outs.append(acc.astype(t.dtype.np))
-    R = np.concatenate(outs, axis=1).reshape(n, *osp, o)                           # N, out..., O
-    perm = [0] * rank
-    perm[ob], perm[of] = 0, rank - 1
-    for d in range(rank - 2):
-        perm[os_[d]] = 1 + d
+    R = np.concatenate(outs, axis=1).reshape(shape)                                # N, out..., O
+    return np.ascontiguousarray(np.transpose(R, perm)).reshape(t.shape)
+
+
+def _conv_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
+    """The same sums as z3 terms: terms of padding and dilation holes are left out (as the
+    interpreter's mask does), floats accumulate with dot's FMA-with-FTZ from +0.0."""
+    import z3
+
+    from . import _z3util as Z
+    from .contraction import _z_fma_ftz
+    from .convert import convert_term
+    t = tensor(out, "result")
+    src = env.extra["operand_dtypes"][0]
+    mats, mask, shape, perm = _conv_matrices(args[0], args[1], attrs)
+    outs = []
+    for A, B in mats:
+        R = np.empty((A.shape[0], B.shape[1]), dtype=object)
+        for i in range(A.shape[0]):
+            for j in range(B.shape[1]):
+                if src.is_int:
+                    acc = z3.BitVecVal(0, t.dtype.bits)
+                    for kk in range(A.shape[1]):
+                        if mask[i, kk]:
+                            acc = acc + convert_term(A[i, kk], src, t.dtype) * convert_term(B[kk, j], src, t.dtype)
+                    R[i, j] = acc
+                    continue
+                p = Z.prec_sort(src)
+                acc = z3.fpPlusZero(p)
+                for kk in range(A.shape[1]):
+                    if mask[i, kk]:
+                        acc = _z_fma_ftz(Z.daz(Z.to_prec(A[i, kk], src)), Z.daz(Z.to_prec(B[kk, j], src)), acc)
+                R[i, j] = acc if t.dtype.bits == p.ebits() + p.sbits() else z3.fpFPToFP(Z.RNE, acc, Z.sort_of(t.dtype))
+        outs.append(R)
+    R = np.concatenate(outs, axis=1).reshape(shape)
     return np.ascontiguousarray(np.transpose(R, perm)).reshape(t.shape)
 
 
@@ -265,10 +310,10 @@ register(OpDef("convolution", (2, 2),
                (AttrSpec("window", "raw"), AttrSpec("dim_labels", "raw"),
                 AttrSpec("feature_group_count", "int", required=False, default=1),
                 AttrSpec("batch_group_count", "int", required=False, default=1)),
-               _conv_infer, _conv_eval, None, "contraction",
+               _conv_infer, _conv_eval, _conv_smt, "contraction",
                "operands of one numeric type; result of that type or a wider one of the same kind (s8 -> s32)",
                "dim_labels, window size/stride/pad/lhs_dilate/rhs_dilate/rhs_reversal, feature groups "
                "(batch_group_count 1). Integers: exact sum wrapped. Floats: dot's rule: f32 (f64) "
                "accumulator, one FMA per (kernel position row-major, input feature), padding and dilation "
                "holes skipped, DAZ/FTZ, one final rounding; XLA:CPU (Eigen) sums in its own order: "
-               "conformance bound as dot's. SMT: none"))
+               "conformance bound as dot's. SMT: the same sums (constant window, so the terms are fixed)"))
