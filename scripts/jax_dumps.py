@@ -32,6 +32,9 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from accv.npyio import save_output  # noqa: E402
+
 OUT = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "jax"
 
 _rng = np.random.default_rng(31)
@@ -508,10 +511,11 @@ def _save(d: Path, fn: Callable[..., Any], args: list[np.ndarray]) -> None:
     here = str(Path(__file__).resolve().parents[1]) + "/"   # file names in the dumps: repo-relative
     (d / "pre.hlo").write_text(lowered.as_text(dialect="hlo").replace(here, ""))
     (d / "opt.hlo").write_text(compiled.as_text().replace(here, ""))
+    # accv's own writer (bf16 as its raw 2-byte bits, read back by the parameter's declared type)
     for i, a in enumerate(args):
-        np.save(d / f"in{i}.npy", np.asarray(a))
+        save_output(d / f"in{i}.npy", np.asarray(a))
     for i, o in enumerate(outs):
-        np.save(d / f"out{i}.npy", np.asarray(o))
+        save_output(d / f"out{i}.npy", np.asarray(o))
 
 
 def main(argv: list[str] | None = None) -> int:
