@@ -106,7 +106,7 @@ def _gather_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
         target: list[Any] = [slice(None)] * t.rank
         for k, d in enumerate(batch_dims):
             target[d] = b[k]
-        res[tuple(target)] = sl
+        res[tuple(target)] = sl[()] if sl.ndim == 0 else sl      # an object array stores a 0-d array whole
     return res
 
 
@@ -181,7 +181,8 @@ def _gather_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
         target: list[Any] = [slice(None)] * t.rank
         for k, d in enumerate(batch_dims):
             target[d] = b[k]
-        res[tuple(target)] = _select(cands[:-1], cands[-1][1])
+        sel = _select(cands[:-1], cands[-1][1])
+        res[tuple(target)] = sel[()] if sel.ndim == 0 else sel
     return res
 
 
@@ -245,7 +246,7 @@ def _scatter_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
         sel: list[Any] = [slice(None)] * upd.ndim
         for k, d in enumerate(sdims):
             sel[d] = b[k]
-        u = upd[tuple(sel)].reshape(full)
+        u = np.asarray(upd[tuple(sel)], dtype=upd.dtype).reshape(full)   # an object element is no array
         region = tuple(slice(s, s + n) for s, n in zip(start, full, strict=True))
         res[region] = np.asarray(env.call(attrs["to_apply"], [res[region], u])).reshape(full)
     return res
@@ -281,7 +282,7 @@ def _scatter_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
         sel: list[Any] = [slice(None)] * upd.ndim
         for k, d in enumerate(sdims):
             sel[d] = b[k]
-        u = upd[tuple(sel)].reshape(full)
+        u = np.asarray(upd[tuple(sel)], dtype=upd.dtype).reshape(full)   # an object element is no array
         ranges = [range(x.shape[d] - full[d] + 1) for d in range(x.ndim)]
         for start in itertools.product(*ranges):
             conds = [_wide(iv[b + (k,)], idt) == start[d] for k, d in enumerate(sd)]
