@@ -70,7 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         inputs = random_inputs(g, args.seed)
         source = f"random inputs, seed {args.seed}"
-    outs = evaluate(g, inputs)
+    outs = evaluate(g, inputs, mode="xla-default" if args.xla_default else "strict")
     print(f"{args.file}: {len(g.entry.instructions)} instructions, {source}")
     _write_outputs(args, "run", args.file, outs, [t.short() for t in g.result_types], inputs)
     return 0
@@ -258,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="evaluate an HLO file with the reference interpreter")
     p.add_argument("file")
     _input_args(p, "one per parameter", "build/run/<kernel>")
+    p.add_argument("--xla-default", action="store_true",
+                   help="XLA:CPU's default-flag numerics as jax runs them (FMA contraction, bf16 excess "
+                        "precision) instead of the strict per-operation rounding (docs/semantics.md)")
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("isa", help="ISA descriptions")

@@ -2,19 +2,23 @@
 
 Grammar accepted (whitespace free, ``//`` and ``/* */`` comments ignored)::
 
-    module      := 'HloModule' name (',' hattr)* computation*
+    module      := 'HloModule' name (',' hattr)* table* computation*
     hattr       := 'entry_computation_layout' '=' '{' '(' types ')' '->' type '}' | name '=' value
+    table       := ('FileNames' | 'FunctionNames' | 'FileLocations' | 'StackFrames') (int value)*
     computation := ['ENTRY'] ['%']name [signature] '{' instruction* '}'
     signature   := '(' [name ':' type (',' name ':' type)*] ')' '->' type
     instruction := ['ROOT'] ['%']name '=' type opcode '(' operands ')' (',' name '=' value)*
     operand     := [type] ['%']name          (older XLA prints the operand's type first)
     type        := dtype '[' dims ']' [layout] | '(' [type (',' type)*] ')'
-    layout      := '{' [ints] [':' 'T' '(' ints ')'] '}'
+    layout      := '{' [ints] [':' ['T' '(' ints ')'] ['S' '(' int ')']] '}'
 
 ``parameter(i)`` becomes attribute ``index=i`` and ``constant(lit)`` attribute ``literal``
 (a :class:`~semantics.ir.Literal` read per the declared dtype and shape). Attribute values are
 read by the operator's :class:`~semantics.ops.AttrSpec` kind, else by their name and syntax;
-a few XLA annotations (``metadata``, ``sharding``, ...) are read and dropped. Every syntax
+XLA annotations (``metadata``, ``sharding``, ``backend_config``, ...), the stack-frame tables
+jaxlib prints after the header and a layout's memory space ``S(n)`` are read and dropped.
+``call``, ``fusion``, ``conditional`` and ``while`` are inlined by :mod:`semantics.hlo_inline`
+(which also drops dead instructions). Every syntax
 problem raises :class:`HloSyntaxError` with ``file:line:col``; rule violations (unknown opcode,
 arity, shapes, undefined names) come from :class:`~semantics.graph.GraphBuilder` as
 :class:`GraphError` carrying the instruction's location. No other exception escapes
@@ -32,7 +36,7 @@ import numpy as np
 
 from .dtypes import DTYPES, DType
 from .errors import AccvError, GraphError, HloSyntaxError, SourceLoc
-from .graph import ComputationBuilder, GraphBuilder
+from .hlo_inline import CONTROL_OPS, RawComputation, RawInstr, build_graph
 from .ir import Graph, Literal
 from .layout import check_layout
 from .ops import REGISTRY
@@ -42,7 +46,13 @@ __all__ = ["parse_hlo", "parse_file", "IGNORED_ATTRS"]
 
 #: Attributes XLA prints that carry no semantics here: their value is read and dropped.
 IGNORED_ATTRS = frozenset({"metadata", "sharding", "backend_config", "frontend_attributes",
-                           "operand_precision", "algorithm", "statistics"})
+                           "operand_precision", "algorithm", "statistics", "precision_config",
+                           "result_accuracy", "control-predecessors", "origin", "schedule",
+                           "output_to_operand_aliasing", "indices_are_sorted", "unique_indices"})
+#: The tables jaxlib prints between the HloModule line and the first computation.
+_TABLES = frozenset({"FileNames", "FunctionNames", "FileLocations", "StackFrames"})
+#: Attributes of the control operators that name computations.
+_CALLS = {"to_apply", "calls", "condition", "body", "true_computation", "false_computation"}
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _INT = re.compile(r"[-+]?[0-9]+")
@@ -230,25 +240,30 @@ class _Parser:
         if c.accept(":"):
             feat_pos = c.pos
             feat = c.ident_ahead()
-            if feat is None or feat[0] != "T" or not c.text.startswith("(", feat[1]):
-                tok = feat[0] if feat else c.describe().strip("'")
-                raise c.error(f"unsupported layout feature '{tok}'", feat_pos)
-            c.pos = feat[1] + 1
-            ts: list[int] = []
-            while True:
-                if c.peek() == "*":
-                    raise c.error("unsupported layout feature '*' in a tile")
-                ts.append(c.integer("a tile size"))
-                if c.accept(")"):
-                    break
-                c.expect(",")
-            tiles = tuple(ts)
-            if c.peek() != "}":
+            if feat is not None and feat[0] == "T" and c.text.startswith("(", feat[1]):
+                c.pos = feat[1] + 1
+                ts: list[int] = []
+                while True:
+                    if c.peek() == "*":
+                        raise c.error("unsupported layout feature '*' in a tile")
+                    ts.append(c.integer("a tile size"))
+                    if c.accept(")"):
+                        break
+                    c.expect(",")
+                tiles = tuple(ts)
                 if c.peek() == "(":
                     raise c.error("unsupported layout feature: more than one tile")
+                feat_pos = c.pos
                 feat = c.ident_ahead()
+            if feat is not None and feat[0] == "S" and c.text.startswith("(", feat[1]):
+                c.pos = feat[1] + 1       # memory space: where the buffer lives, not its bytes
+                c.integer("a memory space")
+                c.expect(")")
+                feat_pos = c.pos
+                feat = c.ident_ahead()
+            if c.peek() != "}":
                 tok = feat[0] if feat else c.describe().strip("'")
-                raise c.error(f"unsupported layout feature '{tok}'")
+                raise c.error(f"unsupported layout feature '{tok}'", feat_pos)
         c.expect("}")
         return Layout(tuple(m2m), tiles)
 
@@ -308,11 +323,12 @@ class _Parser:
         while c.pos < c.n:
             ch = t[c.pos]
             if ch == '"':
+                qstart = c.pos
                 c.pos += 1
                 while c.pos < c.n and t[c.pos] != '"':
                     c.pos += 2 if t[c.pos] == "\\" else 1
                 if c.pos >= c.n:
-                    raise c.error("unexpected end of file inside a string", c.n)
+                    raise c.error("unterminated string (it runs to the end of the file)", qstart)
                 c.pos += 1
             elif ch in closing:
                 stack.append(closing[ch])
@@ -343,8 +359,10 @@ class _Parser:
                 kind = "ints"
             elif name in ("slice", "padding"):
                 kind = name
-            elif name in ("to_apply", "calls", "condition", "body"):
+            elif name in _CALLS:
                 kind = "computation"
+            elif name in ("branch_computations", "called_computations"):
+                kind = "computations"
             elif name in ("index", "iota_dimension"):
                 kind = "int"
         c = self.c
@@ -360,6 +378,15 @@ class _Parser:
             return c.ident("a value")
         if kind == "computation":
             return c.name("a computation name")
+        if kind == "computations":
+            c.expect("{")
+            names: list[str] = []
+            if not c.accept("}"):
+                names.append(c.name("a computation name"))
+                while c.accept(","):
+                    names.append(c.name("a computation name"))
+                c.expect("}")
+            return tuple(names)
         return self.skip_value()
 
     # -- literals -----------------------------------------------------------------------------
@@ -448,7 +475,7 @@ class _Parser:
         if head is None or head[0] != "HloModule":
             raise c.error(f"expected 'HloModule', got {c.describe()}")
         c.ident()
-        gb = GraphBuilder(c.name("a module name"))
+        module = c.name("a module name")
         while c.accept(","):
             attr = c.ident("a module attribute")
             c.expect("=")
@@ -460,11 +487,31 @@ class _Parser:
                 c.expect("}")
             else:
                 self.skip_value()
+        self.tables()
+        comps: list[RawComputation] = []
+        entry: str | None = None
         while c.peek() != "":
-            self.computation(gb)
-        return gb.build()
+            comp, is_entry = self.computation()
+            if is_entry:
+                if entry is not None:
+                    raise GraphError(f"two ENTRY computations: '{entry}' and '{comp.name}'", comp.loc)
+                entry = comp.name
+            comps.append(comp)
+        return build_graph(module, comps, entry)
 
-    def computation(self, gb: GraphBuilder) -> None:
+    def tables(self) -> None:
+        """Skip jaxlib's FileNames/FunctionNames/FileLocations/StackFrames tables (rows ``N value``)."""
+        c = self.c
+        while True:
+            ahead = c.ident_ahead()
+            if ahead is None or ahead[0] not in _TABLES:
+                return
+            c.pos = ahead[1]
+            while c.peek().isdigit():
+                c.integer()
+                self.skip_value()
+
+    def computation(self) -> tuple[RawComputation, bool]:
         c = self.c
         c.skip()
         entry = False
@@ -486,23 +533,31 @@ class _Parser:
                     c.expect(",")
             c.expect("->")
             self.type()
+        if c.peek() == ",":      # execution_thread=..., and other computation attributes
+            while c.accept(","):
+                c.ident("a computation attribute")
+                c.expect("=")
+                self.skip_value()
         c.expect("{")
-        cb = gb.computation(name, loc)
+        comp = RawComputation(name, loc)
         seen_root: str | None = None
         while not c.accept("}"):
             if c.pos >= c.n:
                 raise c.error("unexpected end of file, expected '}'")
             start = c.pos
-            root = self.instruction(cb)
-            if root is not None:
+            ins = self.instruction()
+            comp.instrs.append(ins)
+            if ins.root:
                 if seen_root is not None:
-                    raise c.error(f"second ROOT '{root}' in computation '{name}' (first '{seen_root}')",
+                    raise c.error(f"second ROOT '{ins.name}' in computation '{name}' (first '{seen_root}')",
                                   start)
-                seen_root = root
-        gb.add_computation(cb.build(), entry=entry)
+                seen_root = ins.name
+        if not comp.instrs:
+            raise GraphError(f"computation '{name}' is empty", loc)
+        return comp, entry
 
-    def instruction(self, cb: ComputationBuilder) -> str | None:
-        """Parse one instruction into ``cb``; return its name when it is marked ROOT."""
+    def instruction(self) -> RawInstr:
+        """Parse one instruction."""
         c = self.c
         c.skip()
         root = False
@@ -537,24 +592,18 @@ class _Parser:
                 if c.accept(")"):
                     break
                 c.expect(",")
+        control = opcode in CONTROL_OPS
         while c.accept(","):
             apos = c.pos
             aname = c.ident("an attribute name")
             c.expect("=")
             value = self.attr_value(opcode, aname)
-            if aname in IGNORED_ATTRS:
+            if aname in IGNORED_ATTRS or (control and aname not in _CALLS and aname != "branch_computations"):
                 continue
             if aname in attrs:
                 raise c.error(f"attribute '{aname}' given twice", apos)
             attrs[aname] = value
-        try:
-            cb.add(name, opcode, operands, attrs, declared=declared, loc=loc, root=root)
-        except AccvError:
-            raise
-        except Exception as e:  # an operator rule failed in an unforeseen way: still a rule violation
-            raise GraphError(f"internal error while checking: {type(e).__name__}: {e}", loc,
-                             f"instruction '{name}'") from e
-        return name if root else None
+        return RawInstr(name, opcode, operands, attrs, declared, loc, root)
 
     def operand(self) -> str:
         c = self.c

@@ -5,11 +5,13 @@ numpy implementations. The same walker, given ``mode="smt"``, builds z3 terms (s
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import xla_default as XD
 from .errors import EvalError, InputError
 from .ir import Computation, Graph
 from .ops import REGISTRY, Env, OpError
@@ -42,23 +44,28 @@ def check_inputs(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
 
 
 def run_computation(graph: Graph, comp: Computation, args: Sequence[Any], mode: str = "eval",
-                    extra: dict[str, Any] | None = None, batched: bool = False) -> Any:
+                    extra: dict[str, Any] | None = None, batched: bool = False, numerics: str = "strict") -> Any:
     """Evaluate ``comp`` on ``args`` (one value per parameter) and return the root's value.
 
     ``mode`` is ``"eval"`` (numpy arrays) or ``"smt"`` (object arrays of z3 terms). ``batched``
     evaluates a scalar region elementwise over arrays of one common shape (reduce calls it so).
+    ``numerics`` (eval only) is ``"strict"`` or ``"xla-default"`` (:mod:`semantics.xla_default`).
     """
     values: dict[str, Any] = {}
     dtypes: dict[str, Any] = {}
+    xla = numerics == "xla-default" and mode == "eval"
+    nusers = XD.users(comp) if xla else None
 
     def call(name: str, call_args: list[Any]) -> Any:
         # regions are called vectorized: scalar parameters receive arrays of a common shape
-        return run_computation(graph, graph.computation(name), call_args, mode, extra, batched=True)
+        return run_computation(graph, graph.computation(name), call_args, mode, extra, batched=True, numerics=numerics)
 
     for ins in comp.instructions:
         op = REGISTRY[ins.opcode]
         if ins.opcode == "parameter":
             v = args[ins.attrs["index"]]
+        elif xla and (v := _xla_default_value(graph, comp, ins, values, nusers, call)) is not None:
+            pass
         else:
             fn = op.evaluate if mode == "eval" else op.smt
             if fn is None:
@@ -66,6 +73,7 @@ def run_computation(graph: Graph, comp: Computation, args: Sequence[Any], mode: 
                 raise SmtError(f"{ins.opcode} has no SMT encoding", ins.loc, f"instruction '{ins.name}'")
             env = Env(graph=graph, call=call, extra=dict(extra or {}))
             env.extra["operand_dtypes"] = [dtypes.get(o) for o in ins.operands]
+            env.extra["operand_types"] = [comp.by_name[o].type for o in ins.operands]
             try:
                 v = fn([values[o] for o in ins.operands], ins.attrs, ins.type, env)
             except OpError as e:
@@ -81,15 +89,50 @@ def run_computation(graph: Graph, comp: Computation, args: Sequence[Any], mode: 
     return values[comp.root]
 
 
-def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+def _xla_default_value(graph: Graph, comp: Computation, ins: Any, values: dict[str, Any], nusers: Any,
+                       call: Any) -> np.ndarray | None:
+    """The value XLA's default flags give ``ins`` where it differs from the strict meaning (FMA
+    contraction, bf16 excess precision), else None."""
+    hit = XD.contracted_multiply(comp, ins, nusers)
+    if hit is not None:
+        pos, m = hit
+        fma = REGISTRY["fma"]
+
+        def f(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+            a, b, c = np.broadcast_arrays(a, b, c)
+            return fma.evaluate([a, b, c], ins.attrs, ins.type, Env(graph=graph, call=call))
+        other = values[ins.operands[1 - pos]]
+        return XD.fma_value(pos, [values[o] for o in m.operands], other, ins.opcode, f)
+    src = XD.excess_precision_source(comp, ins)
+    if src is not None:
+        f32 = ins.type.dtype
+        ops = [values[o] for o in src.operands]
+        wide = [o.astype(np.float32) if o.dtype == src.type.dtype.np else o for o in ops]
+        otypes = [dataclasses.replace(comp.by_name[o].type, dtype=f32)
+                  if comp.by_name[o].type.dtype == src.type.dtype else comp.by_name[o].type for o in src.operands]
+        env = Env(graph=graph, call=call, extra={"operand_dtypes": [t.dtype for t in otypes], "operand_types": otypes})
+        try:
+            return REGISTRY[src.opcode].evaluate(wide, src.attrs, ins.type, env)
+        except OpError as e:
+            raise EvalError(str(e), ins.loc, f"instruction '{ins.name}'") from None
+    return None
+
+
+def evaluate(graph: Graph, inputs: Sequence[np.ndarray], mode: str = "strict") -> list[np.ndarray]:
     """Run the entry computation on ``inputs`` and return its outputs as a flat list
     (the root's value, or the elements of a root tuple).
 
+    ``mode`` is ``"strict"`` (every operation rounded to its type: the operator table's meaning)
+    or ``"xla-default"`` (what XLA:CPU computes with its default flags, as jax runs it: FMA
+    contraction of f32/f64 multiply-add, bf16 excess precision; see :mod:`semantics.xla_default`).
+
     Raises:
-        InputError: the inputs do not match the parameters.
+        InputError: the inputs do not match the parameters, or ``mode`` is unknown.
     """
+    if mode not in XD.MODES:
+        raise InputError(f"unknown numeric mode '{mode}' (expected one of {', '.join(XD.MODES)})")
     args = check_inputs(graph, inputs)
-    r = run_computation(graph, graph.entry, args)
+    r = run_computation(graph, graph.entry, args, numerics=mode)
     if isinstance(graph.result_type, TupleType):
         return list(r)
     return [r]

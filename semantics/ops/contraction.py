@@ -28,7 +28,7 @@ import z3
 
 from ..dtypes import F64, DType, from_numpy
 from ..ir import Attrs
-from ..types import TensorType, Type
+from ..types import TensorType, TupleType, Type
 from . import _z3util as Z
 from ._common import dims_valid, tensor
 from ._float import daz, ftz, is_float_np, op_precision
@@ -206,97 +206,141 @@ register(OpDef("dot", (2, 2),
 # (2) reduce ----------------------------------------------------------------------------------
 
 def _reduce_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
-    x, init = tensor(types[0], "operand"), tensor(types[1], "init value")
-    if init.rank != 0:
-        raise OpError(f"reduce init value must be a scalar, got {init.short()}")
-    if init.dtype != x.dtype:
-        raise OpError(f"reduce init value type {init.dtype} differs from operand type {x.dtype}")
+    n = len(types) // 2
+    if len(types) % 2:
+        raise OpError(f"reduce takes N operands and N init values, got {len(types)} operands")
+    xs = [tensor(t, "operand") for t in types[:n]]
+    inits = [tensor(t, "init value") for t in types[n:]]
+    for x, init in zip(xs, inits, strict=True):
+        if x.shape != xs[0].shape:
+            raise OpError(f"reduce operands have different shapes: {xs[0].short()} vs {x.short()}")
+        if init.rank != 0:
+            raise OpError(f"reduce init value must be a scalar, got {init.short()}")
+        if init.dtype != x.dtype:
+            raise OpError(f"reduce init value type {init.dtype} differs from operand type {x.dtype}")
+    x = xs[0]
     dims = attrs["dimensions"]
     dims_valid(dims, x.rank, "reduce dimensions")
     region = attrs["to_apply"]
+    scalars = [TensorType(t.dtype, ()) for t in xs]
     if env.graph is not None:
         try:
             comp = env.graph.computation(region)
         except KeyError:
             raise OpError(f"to_apply={region} names no computation defined before it") from None
-        scalar = TensorType(x.dtype, ())
         pts = comp.param_types
-        if len(pts) != 2 or not all(scalar.same_value_type(p) for p in pts) or not scalar.same_value_type(comp.result_type):
-            raise OpError(f"reduce region '{region}' must map ({scalar.short()}, {scalar.short()}) -> {scalar.short()}")
-    return TensorType(x.dtype, tuple(s for d, s in enumerate(x.shape) if d not in dims))
+        rt = comp.result_type
+        rts = (rt,) if n == 1 else (rt.elements if isinstance(rt, TupleType) else ())
+        sig = "(" + ", ".join(s.short() for s in scalars * 2) + ")"
+        if (len(pts) != 2 * n or not all(s.same_value_type(p) for s, p in zip(scalars * 2, pts, strict=True))
+                or len(rts) != n or not all(s.same_value_type(r) for s, r in zip(scalars, rts, strict=True))):
+            raise OpError(f"reduce region '{region}' must map {sig} -> "
+                          + (scalars[0].short() if n == 1 else "(" + ", ".join(s.short() for s in scalars) + ")"))
+    shape = tuple(s for d, s in enumerate(x.shape) if d not in dims)
+    outs = tuple(TensorType(t.dtype, shape) for t in xs)
+    return outs[0] if n == 1 else TupleType(outs)
 
 
 def tree_reduce(x: Any, init: Any, dims: tuple[int, ...], fn: Any) -> Any:
     """Reduce ``x`` over ``dims`` in XLA CPU's order (module docstring); ``fn(acc, v)`` is the
     vectorized region. Works on numeric and on object (z3) arrays."""
-    keep = [d for d in range(x.ndim) if d not in dims]
+    return tree_reduce_n([x], [init], dims, lambda a, v: [fn(a[0], v[0])])[0]
+
+
+def tree_reduce_n(xs: list[Any], inits: list[Any], dims: tuple[int, ...], fn: Any) -> list[Any]:
+    """:func:`tree_reduce` of a variadic reduce: ``xs`` of one shape, ``fn(accs, vs) -> accs``."""
+    keep = [d for d in range(xs[0].ndim) if d not in dims]
     red = sorted(dims)
-    y = np.transpose(x, keep + red)
-    return _fold(y, init, len(red), fn)
+    ys = [np.transpose(x, keep + red) for x in xs]
+    return _fold(ys, inits, len(red), fn)
 
 
-def _fold(y: Any, init: Any, nred: int, fn: Any) -> Any:
-    lead = y.shape[: y.ndim - nred]
-    rs = y.shape[y.ndim - nred:]
+def _fold(ys: list[Any], inits: list[Any], nred: int, fn: Any) -> list[Any]:
+    y0 = ys[0]
+    lead = y0.shape[: y0.ndim - nred]
+    rs = y0.shape[y0.ndim - nred:]
     if all(s <= WINDOW for s in rs):
-        flat = y.reshape(lead + (math.prod(rs),))
-        acc = np.empty(lead, dtype=y.dtype)
-        acc[...] = init
-        for k in range(flat.shape[-1]):
-            acc = fn(acc, flat[..., k])
-        return acc
+        flats = [y.reshape(lead + (math.prod(rs),)) for y in ys]
+        accs = []
+        for y, i in zip(ys, inits, strict=True):
+            a = np.empty(lead, dtype=y.dtype)
+            a[...] = i
+            accs.append(a)
+        for k in range(flats[0].shape[-1]):
+            accs = fn(accs, [f[..., k] for f in flats])
+        return accs
     ws = [min(s, WINDOW) for s in rs]
     qs = [-(-s // w) for s, w in zip(rs, ws, strict=True)]
     pads = [q * w - s for q, w, s in zip(qs, ws, rs, strict=True)]
     los = [p // 2 for p in pads]
-    padded = np.empty(lead + tuple(q * w for q, w in zip(qs, ws, strict=True)), dtype=y.dtype)
-    padded[...] = init
-    valid = np.zeros(padded.shape[len(lead):], dtype=bool)
     inner = tuple(slice(lo, lo + s) for lo, s in zip(los, rs, strict=True))
-    padded[(Ellipsis,) + inner] = y
-    valid[inner] = True
     split = lead + tuple(v for q, w in zip(qs, ws, strict=True) for v in (q, w))
     nl = len(lead)
     perm = list(range(nl)) + [nl + 2 * i for i in range(nred)] + [nl + 2 * i + 1 for i in range(nred)]
-    win = np.transpose(padded.reshape(split), perm).reshape(lead + tuple(qs) + (math.prod(ws),))
+    wins = []
+    for y, i in zip(ys, inits, strict=True):
+        padded = np.empty(lead + tuple(q * w for q, w in zip(qs, ws, strict=True)), dtype=y.dtype)
+        padded[...] = i
+        padded[(Ellipsis,) + inner] = y
+        wins.append(np.transpose(padded.reshape(split), perm).reshape(lead + tuple(qs) + (math.prod(ws),)))
+    valid = np.zeros(tuple(q * w for q, w in zip(qs, ws, strict=True)), dtype=bool)
+    valid[inner] = True
     vsplit = tuple(v for q, w in zip(qs, ws, strict=True) for v in (q, w))
     vperm = [2 * i for i in range(nred)] + [2 * i + 1 for i in range(nred)]
     vwin = np.transpose(valid.reshape(vsplit), vperm).reshape(tuple(qs) + (math.prod(ws),))
-    acc = np.empty(lead + tuple(qs), dtype=y.dtype)
-    acc[...] = init
-    for k in range(win.shape[-1]):
+    accs = []
+    for y, i in zip(ys, inits, strict=True):
+        a = np.empty(lead + tuple(qs), dtype=y.dtype)
+        a[...] = i
+        accs.append(a)
+    for k in range(wins[0].shape[-1]):
         v = vwin[..., k]
         if v.all():
-            acc = fn(acc, win[..., k])
+            accs = fn(accs, [w[..., k] for w in wins])
         elif v.any():
-            nxt = fn(acc, win[..., k])
-            acc = np.where(np.broadcast_to(v, acc.shape), nxt, acc)
-    return _fold(acc, init, nred, fn)
+            nxt = fn(accs, [w[..., k] for w in wins])
+            vb = np.broadcast_to(v, accs[0].shape)
+            accs = [np.where(vb, n, a) for n, a in zip(nxt, accs, strict=True)]
+    return _fold(accs, inits, nred, fn)
 
 
 def _reduce_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
-    x, init = args
+    n = len(args) // 2
+    xs, inits = args[:n], args[n:]
     region = attrs["to_apply"]
     call = env.call
     assert call is not None
-
-    def fn(acc: Any, v: Any) -> Any:
-        return call(region, [acc, v])
-
     dims = attrs["dimensions"]
+    x = xs[0]
+    if n == 1:
+        def fn(acc: Any, v: Any) -> Any:
+            return call(region, [acc, v])
+
+        if math.prod(x.shape[d] for d in dims) == 1:
+            # XLA's AlgebraicSimplifier turns a reduce that keeps the element count (every reduced
+            # dimension has size 1, or none is reduced) into a reshape: the init value, assumed to be
+            # an identity, is not applied at all (measured: and-reduce of u16[3,1,1] with init 0 returns
+            # the operand's values).
+            return x.reshape(tensor(out, "result").shape).copy()
+        r = tree_reduce(x, inits[0].reshape(())[()], dims, fn)
+        return np.asarray(r, dtype=x.dtype) if x.dtype != object else r
+
+    def fn_n(accs: list[Any], vs: list[Any]) -> list[Any]:
+        return list(call(region, [*accs, *vs]))
+
+    assert isinstance(out, TupleType)
+    shape = tensor(out.elements[0], "result").shape
     if math.prod(x.shape[d] for d in dims) == 1:
-        # XLA's AlgebraicSimplifier turns a reduce that keeps the element count (every reduced
-        # dimension has size 1, or none is reduced) into a reshape: the init value, assumed to be
-        # an identity, is not applied at all (measured: and-reduce of u16[3,1,1] with init 0 returns
-        # the operand's values).
-        return x.reshape(tensor(out, "result").shape).copy()
-    r = tree_reduce(x, init.reshape(())[()], dims, fn)
-    return np.asarray(r, dtype=x.dtype) if x.dtype != object else r
+        return tuple(a.reshape(shape).copy() for a in xs)
+    rs = tree_reduce_n(list(xs), [i.reshape(())[()] for i in inits], dims, fn_n)
+    return tuple(np.asarray(r, dtype=a.dtype).reshape(shape) if a.dtype != object else r.reshape(shape)
+                 for r, a in zip(rs, xs, strict=True))
 
 
-register(OpDef("reduce", (2, 2), (AttrSpec("dimensions", "ints"), AttrSpec("to_apply", "computation")),
+register(OpDef("reduce", (2, None), (AttrSpec("dimensions", "ints"), AttrSpec("to_apply", "computation")),
                _reduce_infer, _reduce_eval, _reduce_eval, "contraction",
-               "operand and scalar init of one type; region (T, T) -> T",
+               "N operands of one shape and N scalar inits of their types; region (T..., T...) -> T... "
+               "(variadic: a tuple of N results)",
                "XLA CPU order: windows of 32 along each reduced dimension longer than 32 (kSame padding, "
                "padded positions skipped), each folded from init, then the partials reduced again; "
                "at most 32: sequential row-major fold. The region's own rounding applies at every step. "

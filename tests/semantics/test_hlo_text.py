@@ -241,7 +241,7 @@ def test_error_bad_layout() -> None:
     _at(err, 5, 14)
 
 
-@pytest.mark.parametrize("layout", ["{1,0:T(8,128)(2,1)}", "{1,0:T(8,128)E(32)}", "{1,0:S(1)}",
+@pytest.mark.parametrize("layout", ["{1,0:T(8,128)(2,1)}", "{1,0:T(8,128)E(32)}", "{1,0:S(1)E(8)}",
                                     "{1,0:T(2,*)}", "{1,0:E(16)}"])
 def test_error_unsupported_layout_feature(layout: str) -> None:
     err = _error(SMALL.replace("b = s8[2,2] ", f"b = s8[2,2]{layout} "), HloSyntaxError)
@@ -338,3 +338,149 @@ def test_fuzz_substitution(text: str, edits: list[tuple[float, str]]) -> None:
 def test_fuzz_insertion(text: str, frac: float, ins: str) -> None:
     i = int(len(text) * frac)
     _parse_only_accv_errors(text[:i] + ins + text[i:])
+
+
+# -- what XLA prints for a whole module (jaxlib's dumps) -----------------------------------------
+
+JAX_MODULE = """HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[4]{0}, f32[4]{0})->f32[4]{0}}, \
+allow_spmd_sharding_propagation_to_parameters={true,true}
+
+FileNames
+1 "scripts/jax_dumps.py"
+
+FunctionNames
+1 "<module>"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=541 end_line=541 column=13 end_column=19}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+
+
+%fused_computation (param_0: f32[4], param_1: f32[4]) -> f32[4] {
+  %param_0 = f32[4]{0} parameter(0)
+  %param_1 = f32[4]{0} parameter(1)
+  %unused = f32[4]{0} negate(%param_0)
+  ROOT %add.0 = f32[4]{0} add(%param_0, %param_1), metadata={op_name="jit(f)/add" stack_frame_id=1}
+}
+
+relu.1 {
+  x.2 = f32[4]{0} parameter(0)
+  c = f32[] constant(0)
+  b = f32[4]{0} broadcast(c), dimensions={}
+  ROOT m = f32[4]{0} maximum(x.2, b)
+}
+
+ENTRY %main.3 (x.1: f32[4], y.1: f32[4]) -> f32[4] {
+  %x.1 = f32[4]{0:S(1)} parameter(0), sharding={replicated}
+  %y.1 = f32[4]{0} parameter(1)
+  %fusion = f32[4]{0} fusion(%x.1, %y.1), kind=kCustom, calls=%fused_computation, \
+backend_config={"outer_dimension_partitions":["2"]}
+  ROOT %call = f32[4]{0} call(%fusion), to_apply=relu.1, frontend_attributes={xla_cpu_small_call="true"}
+}
+"""
+
+
+def test_jax_module_with_tables_fusion_and_call_is_inlined() -> None:
+    g = parse_hlo(JAX_MODULE)
+    assert [c.name for c in g.computations] == ["main.3"]
+    ops = [i.opcode for i in g.entry.instructions]
+    assert ops == ["parameter", "parameter", "add", "constant", "broadcast", "maximum"]  # dead negate dropped
+    assert g.entry.root_instruction.opcode == "maximum"
+    x = np.array([1, -2, 3, -4], np.float32)
+    from semantics.interp import evaluate
+    (r,) = evaluate(g, [x, x])
+    assert r.tolist() == [2, 0, 6, 0]
+
+
+LOOP = """HloModule loop
+cond {
+  s = (s32[], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(COUNT)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[3] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  v2 = f32[3] add(v, v)
+  ROOT t = (s32[], f32[3]) tuple(i2, v2)
+}
+t_branch {
+  p = (f32[3]) parameter(0)
+  v = f32[3] get-tuple-element(p), index=0
+  ROOT r = (f32[3]) tuple(v)
+}
+f_branch {
+  p = (f32[3]) parameter(0)
+  v = f32[3] get-tuple-element(p), index=0
+  n = f32[3] negate(v)
+  ROOT r = (f32[3]) tuple(n)
+}
+ENTRY main {
+  x = f32[3] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[3]) tuple(z, x)
+  w = (s32[], f32[3]) while(t), condition=cond, body=body
+  v = f32[3] get-tuple-element(w), index=1
+  zero = f32[] constant(0)
+  s = f32[] reduce(v, zero), dimensions={0}, to_apply=add_r
+  p = pred[] compare(s, zero), direction=GT
+  arg = (f32[3]) tuple(v)
+  c = (f32[3]) conditional(p, arg, arg), true_computation=t_branch, false_computation=f_branch
+  ROOT o = f32[3] get-tuple-element(c), index=0
+}
+add_r {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+"""
+
+
+def test_while_with_constant_trip_count_is_unrolled_and_conditional_selects() -> None:
+    from semantics.interp import evaluate
+    # the region add_r is defined after its use: regions are built on first use
+    g = parse_hlo(LOOP.replace("COUNT", "3"))
+    assert "while" not in {i.opcode for i in g.entry.instructions}
+    # 3 trips; the counter's adds are folded away (dead once the loop is unrolled)
+    assert sum(i.opcode == "add" for i in g.entry.instructions) == 3
+    x = np.array([1, -2, 3], np.float32)
+    (r,) = evaluate(g, [x])
+    assert r.tolist() == [8, -16, 24]
+    (r,) = evaluate(g, [-x])
+    assert r.tolist() == [8, -16, 24]   # sum < 0: the false branch negates
+
+
+def test_while_with_runtime_condition_is_an_error_naming_it() -> None:
+    text = LOOP.replace("""  n = s32[] constant(COUNT)
+  ROOT lt = pred[] compare(i, n), direction=LT""", """  v = f32[3] get-tuple-element(s), index=1
+  k = f32[] constant(0)
+  r = f32[] reduce(v, k), dimensions={0}, to_apply=add_r
+  ROOT lt = pred[] compare(r, k), direction=LT""")
+    err = _error(text, GraphError)
+    assert "while loop 'w'" in err.reason and "not a compile-time constant" in err.reason
+    _at(err, 34, 3)
+
+
+def test_call_errors_keep_locations() -> None:
+    text = JAX_MODULE.replace("to_apply=relu.1", "to_apply=relu.9")
+    err = _error(text, GraphError)
+    assert "relu.9" in err.reason
+    _at(err, 34, 8)
+    text = JAX_MODULE.replace("ROOT m = f32[4]{0} maximum(x.2, b)", "ROOT m = f32[4]{0} maximum(x.2, q)")
+    err = _error(text, GraphError)
+    assert "operand 'q' is not defined" in err.reason
+    _at(err, 27, 8)
+    err = _error(JAX_MODULE.replace('1 "<module>"', '1 "<module>" )'), HloSyntaxError)
+    assert "expected a computation name" in err.reason
+    _at(err, 7, 14)
+
+
+def test_memory_space_in_a_layout_is_accepted() -> None:
+    g = parse_hlo(SMALL.replace("b = s8[2,2] ", "b = s8[2,2]{1,0:T(2,2)S(1)} "))
+    assert g.entry["b"].type.layout == Layout((1, 0), (2, 2))

@@ -47,7 +47,9 @@ from semantics.types import TensorType, TupleType
 # numpy warns about the edge values themselves (overflowing casts, NaN operands): expected here
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-UNINTERPRETED = frozenset({"exponential", "log", "tanh"})
+UNINTERPRETED = frozenset({"exponential", "log", "tanh", "cbrt", "erf", "logistic", "exponential-minus-one",
+                           "log-plus-one", "atan2", "power"})
+BINARY_UNINTERPRETED = frozenset({"atan2", "power"})
 ALL = tuple(DTYPES.values())
 NUM = tuple(d for d in ALL if not d.is_pred)
 INTPRED = tuple(d for d in ALL if d.is_int or d.is_pred)
@@ -200,6 +202,8 @@ COVERED = {
     "round-nearest-even", "compare", "select", "clamp", "convert", "bitcast-convert", "parameter", "constant", "iota",
     "broadcast", "reshape", "transpose", "slice", "concatenate", "reverse", "pad", "copy", "tuple",
     "get-tuple-element", "dynamic-slice", "dynamic-update-slice", "dot", "reduce", "fma",
+    "sign", "is-finite", "popcnt", "count-leading-zeros", "reduce-precision", "bitcast", "reduce-window",
+    "convolution", "gather", "scatter", "sort", "topk",
 }
 
 
@@ -212,7 +216,7 @@ def test_every_interpreted_operator_is_covered() -> None:
 @pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=ids(FLOAT_DTYPES))
 def test_uninterpreted_reported(opcode: str, dt: DType) -> None:
     t = TensorType(dt, (2,))
-    g = single(opcode, [t])
+    g = single(opcode, [t, t] if opcode in BINARY_UNINTERPRETED else [t])
     enc = encode(g)
     assert opcode in enc.uninterpreted
     # the term really is an uninterpreted application, not a closed value
@@ -265,7 +269,8 @@ def test_binary_edge_cross_product(opcode: str, dt: DType) -> None:
 
 
 UNARY = {"negate": NUM, "abs": NUM, "not": INTPRED, "sqrt": FLOAT_DTYPES, "rsqrt": FLOAT_DTYPES,
-         "round-nearest-even": FLOAT_DTYPES}
+         "round-nearest-even": FLOAT_DTYPES, "sign": NUM, "is-finite": FLOAT_DTYPES, "popcnt": INT_DTYPES,
+         "count-leading-zeros": INT_DTYPES}
 
 
 def _unary_cases() -> list[tuple[str, DType]]:
@@ -576,6 +581,116 @@ def test_reduce(case: tuple) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# windows, data-dependent movement, layouts (operators of real jax dumps)
+# ---------------------------------------------------------------------------------------------
+
+def _hlo(body: str) -> Graph:
+    from semantics.hlo_parser import parse_hlo
+    return parse_hlo("HloModule m\n" + body)
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=ids(FLOAT_DTYPES))
+@pytest.mark.parametrize("eb,mb", [(8, 7), (5, 10), (8, 23), (4, 3)])
+def test_reduce_precision(dt: DType, eb: int, mb: int) -> None:
+    rng = np.random.default_rng(eb * 100 + mb)
+    a = np.concatenate([edge_values(dt), mixed(rng, dt, 120)])
+    g = single("reduce-precision", [TensorType(dt, a.shape)], {"exponent_bits": eb, "mantissa_bits": mb})
+    assert_agree(g, [a])
+
+
+def test_bitcast_with_layouts() -> None:
+    g = _hlo("ENTRY e {\n p = f32[2,3]{0,1} parameter(0)\n ROOT b = f32[3,2]{1,0} bitcast(p)\n}\n")
+    assert_agree(g, [np.arange(6, dtype=np.float32).reshape(2, 3)])
+    g = _hlo("ENTRY e {\n p = s32[2,3] parameter(0)\n ROOT b = s32[6] bitcast(p)\n}\n")
+    assert_agree(g, [np.arange(6, dtype=np.int32).reshape(2, 3) - 3])
+
+
+@pytest.mark.parametrize("dt,op", [("f32", "add"), ("bf16", "maximum"), ("s8", "add"), ("f64", "minimum")])
+def test_reduce_window(dt: str, op: str) -> None:
+    d = DTYPES[dt]
+    g = _hlo(f"r {{\n x = {dt}[] parameter(0)\n y = {dt}[] parameter(1)\n ROOT z = {dt}[] {op}(x, y)\n}}\n"
+             f"ENTRY e {{\n p = {dt}[4,5] parameter(0)\n i = {dt}[] parameter(1)\n"
+             f" ROOT w = {dt}[3,3] reduce-window(p, i), window={{size=2x3 stride=1x2 pad=0_0x1_1}}, to_apply=r\n}}\n")
+    assert_agree(g, [_rand(d, (4, 5), 3), _rand(d, (), 4)])
+
+
+CONV_CASES = [
+    # dtype, lhs shape, rhs shape, result shape, window, dim_labels, groups
+    ("f32", (1, 5, 5, 2), (3, 3, 2, 2), (1, 3, 3, 2), "{size=3x3}", "b01f_01io->b01f", 1),
+    ("f32", (1, 4, 4, 2), (2, 2, 1, 2), (1, 5, 2, 2), "{size=2x2 stride=1x2 pad=1_1x1_0 rhs_reversal=0x1}",
+     "b01f_01io->b01f", 2),
+    ("bf16", (2, 3, 4), (2, 3, 2), (2, 2, 7), "{size=2 lhs_dilate=2 pad=0_1}", "bf0_oi0->bf0", 1),
+    ("s8", (1, 4, 2), (3, 2, 2), (1, 2, 2), "{size=3 rhs_dilate=1}", "b0f_0io->b0f", 1),
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=[f"{c[0]}-{c[5]}-{c[4]}" for c in CONV_CASES])
+def test_convolution(case: tuple) -> None:
+    dt, ls, ks, rs, win, labels, groups = case
+    d = DTYPES[dt]
+
+    def shp(s: tuple) -> str:
+        return f"{dt}[{','.join(map(str, s))}]"
+    g = _hlo(f"ENTRY e {{\n a = {shp(ls)} parameter(0)\n k = {shp(ks)} parameter(1)\n"
+             f" ROOT c = {shp(rs)} convolution(a, k), window={win}, dim_labels={labels}, "
+             f"feature_group_count={groups}\n}}\n")
+    assert_agree(g, [_rand(d, ls, 1), _rand(d, ks, 2)])
+
+
+_GATHER = ("ENTRY e {{\n x = f32[5,3] parameter(0)\n i = {it}[2,1] {src}\n"
+           " ROOT g = f32[2,2,3] gather(x, i), offset_dims={{1,2}}, collapsed_slice_dims={{}}, start_index_map={{0}},"
+           " index_vector_dim=1, slice_sizes={{2,3}}\n}}\n")
+
+
+@pytest.mark.parametrize("it", ["s32", "u8", "s8"])
+def test_gather_symbolic_and_constant_indices(it: str) -> None:
+    x = _rand(DTYPES["f32"], (5, 3), 5)
+    g = _hlo(_GATHER.format(it=it, src="parameter(1)"))
+    vals = [-7, 0, 1, 3, 4, 100] if it != "u8" else [0, 1, 3, 4, 200]
+    for v in vals:   # clamping on both sides
+        assert_agree(g, [x, np.array([[v], [2]], dtype=DTYPES[it].np)])
+    gc = _hlo(_GATHER.format(it=it, src="constant({{3},{1}})").replace("parameter(1)", ""))
+    assert_agree(gc, [x])
+
+
+@pytest.mark.parametrize("it", ["s32", "u8"])
+def test_scatter_symbolic_indices(it: str) -> None:
+    g = _hlo("add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b)\n}\n"
+             f"ENTRY e {{\n x = f32[4,2] parameter(0)\n i = {it}[3,1] parameter(1)\n u = f32[3,2] parameter(2)\n"
+             " ROOT s = f32[4,2] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0},"
+             " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n")
+    x, u = _rand(DTYPES["f32"], (4, 2), 6), _rand(DTYPES["f32"], (3, 2), 7)
+    for idx in ([[0], [3], [0]], [[2], [4], [1]], [[1], [1], [1]]):   # repeated, out of range
+        assert_agree(g, [x, np.array(idx, dtype=DTYPES[it].np), u])
+
+
+@pytest.mark.parametrize("dt,ctype", [("s32", ""), ("f32", ", type=TOTALORDER"), ("bf16", "")])
+def test_sort_two_operands(dt: str, ctype: str) -> None:
+    d = DTYPES[dt]
+    g = _hlo(f"cmp {{\n a = {dt}[] parameter(0)\n b = {dt}[] parameter(1)\n c = s32[] parameter(2)\n"
+             f" d = s32[] parameter(3)\n ROOT r = pred[] compare(a, b), direction=LT{ctype}\n}}\n"
+             f"ENTRY e {{\n x = {dt}[2,6] parameter(0)\n i = s32[2,6] iota(), iota_dimension=1\n"
+             f" ROOT s = ({dt}[2,6], s32[2,6]) sort(x, i), dimensions={{1}}, is_stable=true, to_apply=cmp\n}}\n")
+    rng = np.random.default_rng(8)
+    x = canonical_nan(mixed(rng, d, 12)).reshape(2, 6)
+    x[1, :3] = x[1, 3:]                                                   # ties
+    if not d.is_float or ctype:
+        assert_agree(g, [x])
+    else:   # LT without TOTALORDER is a strict weak order only without NaN
+        assert_agree(g, [np.where(np.isnan(x.astype(np.float64)), np.zeros((), d.np), x).astype(d.np)])
+
+
+@pytest.mark.parametrize("dt", ["f32", "s8", "u16", "bf16"])
+def test_topk(dt: str) -> None:
+    d = DTYPES[dt]
+    rng = np.random.default_rng(9)
+    x = canonical_nan(mixed(rng, d, 14)).reshape(2, 7)
+    x[0, 4] = x[0, 1]                                                     # a tie
+    g = single("topk", [TensorType(d, (2, 7))], {"k": 3})
+    assert_agree(g, [x])
+
+
+# ---------------------------------------------------------------------------------------------
 # property test: random single-operator graphs, random bit patterns
 # ---------------------------------------------------------------------------------------------
 
@@ -629,6 +744,8 @@ def _exposes_nan_bits(ins: Any, graph: Graph) -> bool:
         return True
     if ins.opcode == "bitcast-convert":
         return graph.entry[ins.operands[0]].type.dtype.is_float
+    if ins.opcode in ("sort", "topk"):   # a float key's NaN sign decides its place
+        return any(graph.entry[o].type.dtype.is_float for o in ins.operands[:1])
     return False
 
 

@@ -1,0 +1,158 @@
+"""The two numeric modes of the interpreter: ``strict`` (per-operation IEEE rounding) and
+``xla-default`` (XLA:CPU with default flags: FMA contraction of f32/f64 multiply-add, bf16 excess
+precision before a convert to f32), checked on hand-written HLO without jax and against jax itself
+(the pre-optimization text, as users get it from ``jax.jit(f).lower(...).as_text(dialect="hlo")``,
+run by jax with its default flags in a subprocess, since the oracle sets the strict flag)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from semantics.errors import InputError
+from semantics.hlo_parser import parse_hlo
+from semantics.interp import evaluate
+from semantics.ops.contraction import _fma_f32
+from semantics.xla_oracle import available
+
+N = 4096
+BF16 = ml_dtypes.bfloat16
+
+
+def _inputs(k: int, dt: object = np.float32) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(N).astype(np.float32).astype(dt) for _ in range(k)]
+
+
+def _hlo(body: str, params: str) -> str:
+    return f"HloModule m\nENTRY e {{\n{params}{body}}}\n"
+
+
+P3 = "".join(f"  p{i} = f32[{N}] parameter({i})\n" for i in range(3))
+
+
+def test_contraction_add_and_subtract_either_side() -> None:
+    a, b, c = _inputs(3)
+    for root, want in (("add(m, p2)", _fma_f32(a, b, c)), ("add(p2, m)", _fma_f32(a, b, c)),
+                       ("subtract(m, p2)", _fma_f32(a, b, -c)), ("subtract(p2, m)", _fma_f32(-a, b, c))):
+        g = parse_hlo(_hlo(f"  m = f32[{N}] multiply(p0, p1)\n  ROOT r = f32[{N}] {root}\n", P3))
+        got = evaluate(g, [a, b, c], mode="xla-default")[0]
+        assert got.tobytes() == want.tobytes(), root
+        strict = evaluate(g, [a, b, c])[0]
+        assert (strict != got).sum() > 500          # the two meanings differ on ordinary values
+
+
+def test_no_contraction_when_the_multiply_has_another_user() -> None:
+    a, b, c = _inputs(3)
+    g = parse_hlo(_hlo(f"  m = f32[{N}] multiply(p0, p1)\n  s = f32[{N}] add(m, p2)\n"
+                       f"  ROOT t = (f32[{N}], f32[{N}]) tuple(m, s)\n", P3))
+    assert evaluate(g, [a, b, c], mode="xla-default")[1].tobytes() == ((a * b) + c).tobytes()
+
+
+def test_bf16_excess_precision_only_before_a_convert() -> None:
+    x, y = _inputs(2, BF16)
+    p = f"  x = bf16[{N}] parameter(0)\n  y = bf16[{N}] parameter(1)\n"
+    g = parse_hlo(_hlo(f"  s = bf16[{N}] add(x, y)\n  ROOT c = f32[{N}] convert(s)\n", p))
+    wide = x.astype(np.float32) + y.astype(np.float32)
+    assert evaluate(g, [x, y], mode="xla-default")[0].tobytes() == wide.tobytes()
+    assert evaluate(g, [x, y])[0].tobytes() == wide.astype(BF16).astype(np.float32).tobytes()
+    g = parse_hlo(_hlo(f"  ROOT s = bf16[{N}] add(x, y)\n", p))          # no convert: rounded
+    assert evaluate(g, [x, y], mode="xla-default")[0].tobytes() == wide.astype(BF16).tobytes()
+
+
+def test_unknown_mode_is_an_input_error() -> None:
+    g = parse_hlo(_hlo(f"  ROOT r = f32[{N}] add(p0, p1)\n", P3))
+    with pytest.raises(InputError, match="unknown numeric mode"):
+        evaluate(g, _inputs(3), mode="fast")
+
+
+# -- against jax with its default flags -----------------------------------------------------------
+
+CASES = {
+    "mul_add": ("lambda a, b, c: a * b + c", 3, "f32"),
+    "add_mul": ("lambda a, b, c: c + a * b", 3, "f32"),
+    "mul_sub": ("lambda a, b, c: a * b - c", 3, "f32"),
+    "sub_mul": ("lambda a, b, c: c - a * b", 3, "f32"),
+    "mul_also_output": ("lambda a, b, c: (a * b, a * b + c)", 3, "f32"),
+    "mul_also_reduced": ("lambda a, b, c: (jnp.sum(a * b), a * b + c)", 3, "f32"),
+    "two_products": ("lambda a, b, c: a * b + c * a", 3, "f32"),
+    "chain": ("lambda a, b, c: (a * b) * c + a", 3, "f32"),
+    "f64_mul_add": ("lambda a, b, c: a * b + c", 3, "f64"),
+    "bf16_add_convert": ("lambda a, b: (a + b).astype(jnp.float32)", 2, "bf16"),
+    "bf16_chain_convert": ("lambda a, b, c: ((a + b) * c).astype(jnp.float32)", 3, "bf16"),
+    "bf16_mul_add": ("lambda a, b: a * b + a", 2, "bf16"),
+    "bf16_also_output": ("lambda a, b: ((a + b).astype(jnp.float32), a + b)", 2, "bf16"),
+    "f16_add_convert": ("lambda a, b: (a + b).astype(jnp.float32)", 2, "f16"),
+}
+
+_SCRIPT = textwrap.dedent("""
+    import json, os, sys, numpy as np
+    os.environ.pop("XLA_FLAGS", None); os.environ["JAX_PLATFORMS"] = "cpu"
+    import jax, jax.numpy as jnp, ml_dtypes
+    jax.config.update("jax_enable_x64", True)
+    cases, n, out = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    dts = {"f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16, "f16": np.float16}
+    res = {}
+    for name, (src, k, dt) in cases.items():
+        rng = np.random.default_rng(0)
+        xs = [rng.standard_normal(n).astype(np.float32).astype(dts[dt]) for _ in range(k)]
+        f = jax.jit(eval(src))
+        text = f.lower(*xs).as_text(dialect="hlo")
+        outs = f(*xs)
+        outs = list(outs) if isinstance(outs, tuple) else [outs]
+        np.savez(os.path.join(out, name + ".npz"), *[np.asarray(o) for o in outs])
+        res[name] = text
+    json.dump(res, open(os.path.join(out, "texts.json"), "w"))
+""")
+
+
+@pytest.fixture(scope="module")
+def jax_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, object]:
+    ok, why = available()
+    if not ok:
+        pytest.skip(why)
+    d = tmp_path_factory.mktemp("xd")
+    subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(CASES), str(N), str(d)], check=True, timeout=600)
+    return json.loads((d / "texts.json").read_text()), d
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_xla_default_matches_jax_bit_for_bit(name: str, jax_runs: tuple[dict, object]) -> None:
+    texts, d = jax_runs
+    _, k, dt = CASES[name]
+    dts = {"f32": np.float32, "f64": np.float64, "bf16": BF16, "f16": np.float16}
+    xs = [x.astype(np.float64).astype(dts[dt]) for x in _inputs(k)]
+    g = parse_hlo(texts[name])
+    want = np.load(d / f"{name}.npz")                                       # type: ignore[operator]
+    got = evaluate(g, xs, mode="xla-default")
+    for i, w in enumerate(want[f"arr_{j}"] for j in range(len(want.files))):
+        if name == "mul_also_reduced" and i == 0:
+            continue                                                      # a sum: its order is XLA's
+        assert got[i].tobytes() == w.tobytes(), f"{name} output {i}: {(got[i] != w).sum()} elements differ"
+
+
+def test_cli_run_xla_default_flag(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """``accv run --xla-default`` gives the contracted result, plain ``accv run`` the strict one."""
+    from pathlib import Path
+
+    from accv.cli import main
+    d = Path(str(tmp_path))
+    f = d / "muladd.hlo"
+    f.write_text(_hlo(f"  m = f32[{N}] multiply(p0, p1)\n  ROOT r = f32[{N}] add(m, p2)\n", P3))
+    xs = _inputs(3)
+    for i, x in enumerate(xs):
+        np.save(d / f"in{i}.npy", x)
+    inputs = ",".join(str(d / f"in{i}.npy") for i in range(3))
+    assert main(["run", str(f), "--inputs", inputs, "--out", str(d / "x"), "--xla-default"]) == 0
+    assert main(["run", str(f), "--inputs", inputs, "--out", str(d / "s")]) == 0
+    capsys.readouterr()
+    a, b, c = xs
+    assert np.load(d / "x" / "output0.npy").tobytes() == _fma_f32(a, b, c).tobytes()
+    assert np.load(d / "s" / "output0.npy").tobytes() == (a * b + c).tobytes()
