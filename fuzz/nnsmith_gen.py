@@ -149,7 +149,8 @@ def _dialect() -> dict[str, type]:
     put("Reshape", type("Reshape", (O.Reshape,), dict(un)))
     put("Expand", type("Expand", (O.ExpandLast1,), dict(un)))
     put("Slice", type("Slice", (O.Slice,), dict(un)))
-    put("Concat2", type("Concat2", (O.Concat2,), {"in_dtypes": [(d, d) for d in NUM]}))
+    put("Concat2", type("Concat2", (O.Concat2,), {"in_dtypes": [(d, d) for d in NUM],
+                                                  "out_dtypes": [(d,) for d in NUM]}))
     put("Sat8", type("Sat8", (O.ElementWiseUnaryOp,), {"in_dtypes": [(I32,)], "out_dtypes": [(I8,)]}))
     out["Sat8"].deduct_inp_ranks_and_dtype = lambda self, outs: [(outs[0].ndims, I32)]
     out["Sat8"].type_transfer = lambda self, ins: [AbsTensor(list(ins[0].shape), I8)]
