@@ -174,7 +174,7 @@ def evaluate_graph(target: str, graph: Graph, backends: tuple[str, ...] = (), se
         t1 = time.perf_counter()
         ref = evaluate(graph, xs)
         v.timings["reference"] = v.timings.get("reference", 0.0) + time.perf_counter() - t1
-        if set_name == "scaled":
+        if set_name == sets[0][0]:
             v.informative = informative_share(ref)
         for b in names:
             t1 = time.perf_counter()
@@ -187,7 +187,7 @@ def evaluate_graph(target: str, graph: Graph, backends: tuple[str, ...] = (), se
                 v.reason = f"input set {set_name}: {type(e).__name__}: {e}"[:2000]
                 return v
             v.timings[f"run.{b}"] = v.timings.get(f"run.{b}", 0.0) + time.perf_counter() - t1
-            if set_name == "scaled":
+            if set_name == sets[0][0]:
                 v.cycles[b] = r.cycles
             cmp = compare(ref, [np.asarray(o) for o in r.outputs])
             ok = cmp.within_bound and (cmp.nan_diffs == 0 or not oracles.nan_bits_checked(target, b))
@@ -200,7 +200,7 @@ def evaluate_graph(target: str, graph: Graph, backends: tuple[str, ...] = (), se
                 return v
     if not v.informative:
         v.outcome, v.stage = "degenerate", "inputs"
-        v.reason = "the scaled input set's outputs are all non-finite or constant"
+        v.reason = f"the {sets[0][0]} input set's outputs are all non-finite or constant"
     return v
 
 
