@@ -10,9 +10,10 @@ Executors:
 - ``workers >= 1``: a pebble ``ProcessPool``; a case that runs past ``timeout`` is killed
   (outcome ``timeout``), a worker that dies (``os._exit``, a signal) is recorded as ``crash`` with
   its exit code or signal; the campaign goes on.
-- ``scheduler``: a Dask distributed cluster; each task runs its case in a one-worker pebble pool
-  inside the Dask worker (a running Dask task cannot be interrupted, so the timeout is kept there)
-  and returns the row; only this process writes the database.
+- ``scheduler``: a Dask distributed cluster; each task runs its case in a ``python -m fuzz.campaign``
+  subprocess inside the Dask worker, killed at the timeout (a running Dask task cannot be
+  interrupted, and its daemonic worker may not start a pool); the task returns the row and only
+  this process writes the database.
 
 Rows are written as cases finish; a campaign stopped by ``--minutes`` or killed resumes from the
 cases without a row when started again with the same arguments on the same database.
@@ -32,7 +33,7 @@ from pathlib import Path
 from .case import CaseSpec, run_case
 from .store import FAILURES, Case, Store
 
-__all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool"]
+__all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool", "case_in_subprocess"]
 
 
 @dataclass(frozen=True)
@@ -219,8 +220,32 @@ def _run_pool(args: CampaignArgs, todo: Iterator[CaseSpec], workers: int, deadli
                 exhausted = True
 
 
+def case_in_subprocess(spec: CaseSpec, timeout: float) -> Case:
+    """Run ``spec`` in a fresh ``python -m fuzz.campaign`` process killed after ``timeout`` (what a
+    Dask task does: its worker is a daemonic process, which may not start a multiprocessing pool)."""
+    import os
+    import subprocess
+
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run([sys.executable, "-m", "fuzz.campaign"], input=json.dumps(asdict(spec)), text=True,
+                           capture_output=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return Case(spec.target, spec.seed, spec.generator, "timeout", None, None, "timeout",
+                    f"the case ran past {timeout:g} s and was killed", {"total": timeout},
+                    bucket=f"{spec.target} | timeout | - | timeout")
+    if r.returncode != 0:
+        why = _signal_name(r.returncode)
+        return Case(spec.target, spec.seed, spec.generator, "crash", None, None, why,
+                    f"the worker process {why}: {r.stderr[-500:]}", {"total": time.perf_counter() - t0},
+                    bucket=f"{spec.target} | crash | - | {why}")
+    return Case.from_json(json.loads(r.stdout.splitlines()[-1]))
+
+
 def _dask_task(spec: CaseSpec, timeout: float) -> dict:
-    return case_in_pool(spec, timeout).to_json()
+    return case_in_subprocess(spec, timeout).to_json()
 
 
 def _run_dask(args: CampaignArgs, todo: Iterator[CaseSpec], scheduler: str, deadline: float | None,
@@ -267,5 +292,7 @@ def report_lines(db: str | Path, campaign: int) -> list[str]:
     return lines
 
 
-def dumps(args: CampaignArgs) -> str:
-    return json.dumps(args.identity(), sort_keys=True)
+if __name__ == "__main__":   # one case: CaseSpec JSON on stdin, the Case JSON as the last line of stdout
+    d = json.loads(sys.stdin.read())
+    d["backends"] = tuple(d["backends"])
+    print(json.dumps(run_case(CaseSpec(**d)).to_json()))

@@ -31,6 +31,9 @@ tensors are all written as bf16 in the HLO (``float_as="bf16"``); the dot then m
 NNSmith seeds the process-global ``random``, numpy and z3 state from its ``seed`` and bounds its
 search by wall time, so one generator runs per worker process (never in threads) and the campaign
 stores the generated HLO text with its seed: a case stays reproducible where regeneration is not.
+Each generation starts from a fresh z3 context (z3's models depend on the declarations an earlier
+generation left in the global one), so a seed gives the same graph whatever ran before it in the
+process, as long as the solver finishes within NNSmith's time bound.
 """
 
 from __future__ import annotations
@@ -196,6 +199,9 @@ def generate(target: str, seed: int, max_nodes: int = 5, timeout_ms: int = 2000)
         raise GenerationError(f"nnsmith: no operator list for target '{target}' (known: {', '.join(NNSMITH_OPSETS)})")
     spec = NNSMITH_OPSETS[target]
     d = _dialect()
+    import z3
+
+    z3.z3._main_ctx = None   # a fresh z3 context: the models z3 returns depend on what the old one declared
     try:
         gen = model_gen(opset=[d[o] for o in spec.ops], method="symbolic-cinit", max_nodes=max_nodes, seed=seed,
                         timeout_ms=timeout_ms, rank_choices=[1, 2], dtype_choices=[DType(x) for x in spec.dtypes],
