@@ -53,6 +53,7 @@ def test_stream_command_word_bit(db, monkeypatch):
     assert replay(found[0]["reproducer"]).outcome == "pass"
 
 
+@pytest.mark.slow
 def test_amx_c_stride(db, monkeypatch):
     """A wrong stride in the emitted AMX C (a tile loaded with one byte less per row) is found on the
     emulated backend."""
