@@ -322,6 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ops", help="print the operator table (Markdown)")
     p.set_defaults(fn=cmd_ops)
+    from .fuzz_cmd import add_parser
+    add_parser(sub)
     return ap
 
 

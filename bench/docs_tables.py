@@ -219,10 +219,29 @@ def amx_emulated() -> str:
     return "\n".join(out)
 
 
+def fuzz_throughput() -> str:
+    """An `accv fuzz` campaign's throughput per target, stage breakdown, outcomes and coverage
+    (bench/fuzz_throughput.py)."""
+    d = _load("fuzz_throughput.json")
+    out = [_provenance(d) + f" {d['workers']} workers, {d['wall_seconds']:.0f} s: "
+           f"{d['cases']} cases, {d['cases_per_min']} cases/min in all.", "",
+           "| target | cases/min | outcomes | seconds per stage (sum over cases) | RTL share | operators seen | "
+           "instructions used | alpha values | exit 3 by operator |", "|---|---|---|---|---|---|---|---|---|"]
+    for t, r in d["targets"].items():
+        st = ", ".join(f"{k} {v:g}" for k, v in r["stage_seconds"].items() if not k.startswith("compile."))
+        m = ", ".join(f"{k[8:]} {v:g}" for k, v in r["stage_seconds"].items()
+                      if k.startswith("compile.M") and v >= 0.01)
+        out.append(f"| {t} | {r['cases_per_min']} | " + ", ".join(f"{n} {o}" for o, n in sorted(r["outcomes"].items()))
+                   + f" | {st} (compile: {m or '-'}) | {r['rtl_share']:.0%} | {len(r['operators'])} | "
+                   f"{len(r['instructions'])} | {len(r['alpha_values'])} | "
+                   + (", ".join(f"{k} {v}" for k, v in list(r["unsupported_by_operator"].items())[:5]) or "-") + " |")
+    return "\n".join(out)
+
+
 #: table name -> renderer (the name is what a ``<!-- table:NAME -->`` marker holds)
 TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
     compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
-    composite_movement, amx_emulated)}
+    composite_movement, amx_emulated, fuzz_throughput)}
 
 
 def render(name: str) -> str:

@@ -45,7 +45,8 @@ def test_every_table_is_used_and_every_result_is_read() -> None:
     assert used == set(dt.TABLES), f"tables without a marker: {set(dt.TABLES) - used}; unknown: {used - set(dt.TABLES)}"
     read = {p.name for p in dt.RESULTS.glob("*.json")}
     expected = {"compile_time_paper.json", "compile_time_vnni.json", "compile_time_stress.json",
-                "compile_time_fuzz.json", "composite_movement.json", "amx_emulated.json"}
+                "compile_time_fuzz.json", "composite_movement.json", "amx_emulated.json",
+                "fuzz_throughput.json"}
     randoms = {p for p in read if p.startswith("random_")}
     assert expected <= read and randoms, f"missing results: {expected - read or 'random_*.json'}"
     assert read == expected | randoms, f"results no table reads: {read - expected - randoms}"
@@ -90,7 +91,7 @@ def test_markers_are_checked(tmp_path: Path) -> None:
 
 #: the docs that state what is, without dated accounts of past work (docs/rules.md joins once
 #: its own rewrite lands)
-_CURRENT = ["docs/amx.md", "docs/compiler.md", "docs/isa.md", "docs/rtl.md", "docs/rtl-qkv.md", "docs/semantics.md", "README.md"]
+_CURRENT = ["docs/amx.md", "docs/compiler.md", "docs/fuzzing.md", "docs/isa.md", "docs/rtl.md", "docs/rtl-qkv.md", "docs/semantics.md", "README.md"]
 _HISTORY = re.compile(r"session of 20\d\d|\b(first|second|third|fourth|fifth|sixth|seventh) session\b"
                       r"|\bissue \d+ (is )?(marked )?blocked|\bat [0-9a-f]{7}\b")
 

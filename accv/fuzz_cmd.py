@@ -1,0 +1,81 @@
+"""``accv fuzz``: run a differential campaign (fuzz/campaign.py), triage it, compare it with the
+previous campaign in the same database, and print where the results are; ``--replay DIR`` re-runs a
+reproducer folder. Exit codes: 0 no new bucket (replay: the bug is gone), 1 new buckets appeared
+(replay: still failing), 2 bad usage."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from semantics.errors import InputError
+
+__all__ = ["add_parser"]
+
+
+def _list(s: str) -> tuple[str, ...]:
+    return tuple(x for x in s.split(",") if x)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fuzz", help="differential campaign: random graphs on every backend vs the reference")
+    p.add_argument("--target", default="gemmini,qkv,amx", help="comma-separated targets (default gemmini,qkv,amx)")
+    p.add_argument("--backend", default="", help="comma-separated backends (default: every available one)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--minutes", type=float, help="run for this long")
+    g.add_argument("--cases", type=int, help="cases per target")
+    p.add_argument("--workers", type=int, default=2, help="worker processes (0: in this process, no timeouts)")
+    p.add_argument("--seed", type=int, default=0, help="first seed (case i of a target has seed S+i)")
+    p.add_argument("--db", default="build/fuzz/run.sqlite", help="SQLite database (default build/fuzz/run.sqlite)")
+    p.add_argument("--scheduler", help="Dask scheduler address: run the cases on that cluster")
+    p.add_argument("--generator", default="nnsmith,gen", help="nnsmith, gen or both (alternating; default both)")
+    p.add_argument("--max-nodes", type=int, default=5, help="operators per generated graph (default 5)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it is killed (default 120)")
+    p.add_argument("--proofs", choices=("cached", "prove"), default="cached",
+                   help="rule instantiations: proven ones from the cache only (default) or prove missing ones")
+    p.add_argument("--no-reduce", action="store_true", help="skip reducing new buckets")
+    p.add_argument("--replay", metavar="DIR", help="re-run a reproducer folder (exit 1 while it still fails)")
+    p.set_defaults(fn=cmd_fuzz)
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    if args.replay:
+        from fuzz.reduce import replay
+
+        if not (Path(args.replay) / "replay.json").is_file():
+            raise InputError(f"{args.replay}: not a reproducer folder (no replay.json)")
+        v = replay(args.replay)
+        print(f"{args.replay}: {v.outcome}" + (f": {v.reason}" if v.reason else ""))
+        return 1 if v.signature("x") is not None else 0
+    from fuzz.campaign import CampaignArgs, report_lines, run_campaign
+    from fuzz.oracles import BACKENDS
+    from fuzz.triage import compare_with_previous, triage
+
+    targets = _list(args.target)
+    for t in targets:
+        if t not in BACKENDS:
+            raise InputError(f"--target: unknown target '{t}' (known: {', '.join(BACKENDS)})")
+    if args.minutes is None and args.cases is None:
+        args.minutes = 2.0
+    ca = CampaignArgs(targets=targets, backends=_list(args.backend), cases=args.cases, minutes=args.minutes,
+                      seed=args.seed, generators=_list(args.generator), max_nodes=args.max_nodes,
+                      timeout=args.timeout, proofs=args.proofs)
+    res = run_campaign(ca, args.db, workers=args.workers, scheduler=args.scheduler,
+                       progress=sys.stderr.isatty())
+    if not args.no_reduce:
+        triage(args.db, res.campaign, ca.backends, ca.proofs, in_process=args.workers <= 0)
+    cmp = compare_with_previous(args.db, res.campaign)
+    what = "resumed" if res.resumed else "ran"
+    print(f"accv fuzz: campaign {res.campaign} {what}: {res.new_cases} new case(s) in {res.seconds:.0f} s; "
+          + ", ".join(f"{n} {o}" for o, n in sorted(res.counts.items())))
+    for line in report_lines(args.db, res.campaign):
+        print("  " + line)
+    prev = f"campaign {cmp.previous}" if cmp.previous is not None else "no previous campaign"
+    print(f"  against {prev}: {len(cmp.new)} new bucket(s), {len(cmp.vanished)} vanished")
+    for s in cmp.new:
+        print(f"    new: {s}")
+    for s in cmp.vanished:
+        print(f"    vanished: {s}")
+    print(f"  results: {args.db} (tables campaigns, cases, buckets); reproducers under {args.db}.repro/")
+    return 1 if cmp.new else 0

@@ -1,0 +1,298 @@
+"""The campaign runner: cases in worker processes with a per-case timeout, rows into the store.
+
+:func:`run_campaign` takes a :class:`CampaignArgs`, opens (or resumes) its campaign in the store
+and runs the cases without a row, in seed order: case ``i`` of a target has seed ``seed + i`` and
+generator ``generators[i % len(generators)]``, so the same arguments give the same cases.
+
+Executors:
+
+- ``workers == 0``: in this process, no timeout (tests, debugging, monkeypatched bugs).
+- ``workers >= 1``: a pebble ``ProcessPool``; a case that runs past ``timeout`` is killed
+  (outcome ``timeout``), a worker that dies (``os._exit``, a signal) is recorded as ``crash`` with
+  its exit code or signal; the campaign goes on.
+- ``scheduler``: a Dask distributed cluster; each task runs its case in a ``python -m fuzz.campaign``
+  subprocess inside the Dask worker, killed at the timeout (a running Dask task cannot be
+  interrupted, and its daemonic worker may not start a pool); the task returns the row and only
+  this process writes the database.
+
+Rows are written as cases finish; a campaign stopped by ``--minutes`` or killed resumes from the
+cases without a row when started again with the same arguments on the same database.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .case import CaseSpec, run_case
+from .store import FAILURES, Case, Store
+
+__all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool", "case_in_subprocess"]
+
+
+@dataclass(frozen=True)
+class CampaignArgs:
+    targets: tuple[str, ...] = ("gemmini", "qkv", "amx")
+    backends: tuple[str, ...] = ()          # () = every available backend per target
+    cases: int | None = None                # cases per target (None: until minutes run out)
+    minutes: float | None = None
+    seed: int = 0
+    generators: tuple[str, ...] = ("nnsmith", "gen")
+    max_nodes: int = 5
+    timeout: float = 120.0
+    proofs: str = "cached"
+
+    def identity(self) -> dict:
+        """What makes two runs the same campaign (the resume key): everything but the wall time."""
+        d = asdict(self)
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+
+    def spec(self, target: str, i: int) -> CaseSpec:
+        be = tuple(b for b in self.backends if _offers(target, b)) if self.backends else ()
+        return CaseSpec(target, self.seed + i, self.generators[i % len(self.generators)], be, self.max_nodes,
+                        self.proofs)
+
+
+def _offers(target: str, backend: str) -> bool:
+    from .oracles import BACKENDS
+
+    return backend in BACKENDS.get(target, ())
+
+
+@dataclass
+class CampaignResult:
+    campaign: int
+    resumed: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    new_cases: int = 0
+    seconds: float = 0.0
+
+
+def _signal_name(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def case_in_pool(spec: CaseSpec, timeout: float, pool: object | None = None) -> Case:
+    """Run ``spec`` in a pebble process (``pool``, or a fresh one-worker pool) with ``timeout``;
+    a timeout or a dead worker becomes the case's outcome."""
+    from concurrent.futures import TimeoutError as FutTimeout
+
+    from pebble import ProcessExpired, ProcessPool
+
+    own = pool is None
+    pool = pool or ProcessPool(max_workers=1)
+    try:
+        fut = pool.schedule(run_case, args=(spec,), timeout=timeout)  # type: ignore[attr-defined]
+        return _collect(spec, fut, timeout, FutTimeout, ProcessExpired)
+    finally:
+        if own:
+            pool.close()  # type: ignore[attr-defined]
+            pool.join()  # type: ignore[attr-defined]
+
+
+def _collect(spec: CaseSpec, fut: Future, timeout: float, FutTimeout: type, ProcessExpired: type) -> Case:
+    t0 = time.perf_counter()
+    try:
+        return fut.result()
+    except FutTimeout:
+        return Case(spec.target, spec.seed, spec.generator, "timeout", None, None, "timeout",
+                    f"the case ran past {timeout:g} s and was killed", {"total": timeout},
+                    bucket=f"{spec.target} | timeout | - | timeout")
+    except ProcessExpired as e:
+        why = _signal_name(e.exitcode)
+        return Case(spec.target, spec.seed, spec.generator, "crash", None, None, why, f"the worker process {why}",
+                    {"total": time.perf_counter() - t0}, bucket=f"{spec.target} | crash | - | {why}")
+    except Exception as e:  # noqa: BLE001 - anything else from the pool is a crash of the case
+        return Case(spec.target, spec.seed, spec.generator, "crash", None, None, type(e).__name__, str(e)[:2000],
+                    {"total": time.perf_counter() - t0}, bucket=f"{spec.target} | crash | - | {type(e).__name__}")
+
+
+def _todo(args: CampaignArgs, done: set[tuple[str, int]]) -> Iterator[CaseSpec]:
+    """Pending cases, round-robin over the targets, in seed order."""
+    i = 0
+    while args.cases is None or i < args.cases:
+        for t in args.targets:
+            if (t, args.seed + i) not in done:
+                yield args.spec(t, i)
+        i += 1
+
+
+def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler: str | None = None,
+                 progress: bool = True, on_case: Callable[[Case], None] | None = None) -> CampaignResult:
+    """Run (or resume) the campaign ``args`` on the store ``db`` (module docstring)."""
+    if args.cases is None and args.minutes is None:
+        raise ValueError("a campaign needs --cases or --minutes")
+    store = Store(db)
+    cid, resumed = store.open_campaign(args.identity(), args.seed)
+    res = CampaignResult(cid, resumed)
+    done = store.done(cid)
+    deadline = time.monotonic() + args.minutes * 60 if args.minutes is not None else None
+    total = len(args.targets) * args.cases if args.cases is not None else None
+    bar = _bar(progress, total, len(done))
+    t0 = time.monotonic()
+    fails = 0
+
+    def record(c: Case) -> None:
+        nonlocal fails
+        if store.add_case(cid, c):
+            res.new_cases += 1
+            fails += c.outcome in FAILURES
+            if c.bucket:
+                store.add_bucket(c.bucket, cid, c.target, c.seed)
+        if on_case:
+            on_case(c)
+        if bar is not None:
+            mins = max(time.monotonic() - t0, 1e-9) / 60
+            bar.update(1)
+            bar.set_postfix(failures=fails, per_min=f"{res.new_cases / mins:.1f}")
+
+    todo = _todo(args, done)
+    try:
+        if scheduler:
+            _run_dask(args, todo, scheduler, deadline, record)
+        elif workers <= 0:
+            for spec in todo:
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+                record(run_case(spec))
+        else:
+            _run_pool(args, todo, workers, deadline, record)
+    finally:
+        if bar is not None:
+            bar.close()
+    finished = args.cases is not None and len(store.done(cid)) >= total  # type: ignore[operator]
+    if finished or args.minutes is not None:
+        store.finish_campaign(cid)
+    res.counts = _counts(store, cid)
+    res.seconds = time.monotonic() - t0
+    store.close()
+    return res
+
+
+def _counts(store: Store, cid: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for (o, n) in store.db.execute("SELECT outcome, COUNT(*) FROM cases WHERE campaign = ? GROUP BY outcome", (cid,)):
+        out[o] = int(n)
+    return out
+
+
+def _bar(on: bool, total: int | None, initial: int):  # noqa: ANN202
+    if not on:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="case", file=sys.stderr, dynamic_ncols=True)
+
+
+def _run_pool(args: CampaignArgs, todo: Iterator[CaseSpec], workers: int, deadline: float | None,
+              record: Callable[[Case], None]) -> None:
+    from concurrent.futures import TimeoutError as FutTimeout
+
+    from pebble import ProcessExpired, ProcessPool
+
+    with ProcessPool(max_workers=workers) as pool:
+        running: dict[Future, CaseSpec] = {}
+        exhausted = False
+        while True:
+            while not exhausted and len(running) < 2 * workers and (deadline is None or time.monotonic() < deadline):
+                spec = next(todo, None)
+                if spec is None:
+                    exhausted = True
+                    break
+                running[pool.schedule(run_case, args=(spec,), timeout=args.timeout)] = spec
+            if not running:
+                break
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for f in sorted(finished, key=lambda f: (running[f].seed, running[f].target)):
+                record(_collect(running.pop(f), f, args.timeout, FutTimeout, ProcessExpired))
+            if deadline is not None and time.monotonic() >= deadline:
+                exhausted = True
+
+
+def case_in_subprocess(spec: CaseSpec, timeout: float) -> Case:
+    """Run ``spec`` in a fresh ``python -m fuzz.campaign`` process killed after ``timeout`` (what a
+    Dask task does: its worker is a daemonic process, which may not start a multiprocessing pool)."""
+    import os
+    import subprocess
+
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run([sys.executable, "-m", "fuzz.campaign"], input=json.dumps(asdict(spec)), text=True,
+                           capture_output=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return Case(spec.target, spec.seed, spec.generator, "timeout", None, None, "timeout",
+                    f"the case ran past {timeout:g} s and was killed", {"total": timeout},
+                    bucket=f"{spec.target} | timeout | - | timeout")
+    if r.returncode != 0:
+        why = _signal_name(r.returncode)
+        return Case(spec.target, spec.seed, spec.generator, "crash", None, None, why,
+                    f"the worker process {why}: {r.stderr[-500:]}", {"total": time.perf_counter() - t0},
+                    bucket=f"{spec.target} | crash | - | {why}")
+    return Case.from_json(json.loads(r.stdout.splitlines()[-1]))
+
+
+def _dask_task(spec: CaseSpec, timeout: float) -> dict:
+    return case_in_subprocess(spec, timeout).to_json()
+
+
+def _run_dask(args: CampaignArgs, todo: Iterator[CaseSpec], scheduler: str, deadline: float | None,
+              record: Callable[[Case], None]) -> None:
+    from distributed import Client, as_completed
+
+    with Client(scheduler) as client:
+        nworkers = max(1, len(client.scheduler_info().get("workers", {})))
+        pending = as_completed()
+        inflight = 0
+
+        def submit() -> bool:
+            nonlocal inflight
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            spec = next(todo, None)
+            if spec is None:
+                return False
+            pending.add(client.submit(_dask_task, spec, args.timeout, pure=False, key=f"case-{spec.target}-{spec.seed}"))
+            inflight += 1
+            return True
+
+        for _ in range(2 * nworkers):
+            if not submit():
+                break
+        for fut in pending:
+            inflight -= 1
+            record(Case.from_json(fut.result()))
+            submit()
+
+
+def report_lines(db: str | Path, campaign: int) -> list[str]:
+    """A short summary of one campaign: counts per target and outcome, buckets."""
+    store = Store(db)
+    rows = store.db.execute("SELECT target, outcome, COUNT(*) FROM cases WHERE campaign = ? GROUP BY target, outcome "
+                            "ORDER BY target, outcome", (campaign,)).fetchall()
+    per: dict[str, dict[str, int]] = {}
+    for t, o, n in rows:
+        per.setdefault(t, {})[o] = int(n)
+    lines = [f"{t}: " + ", ".join(f"{n} {o}" for o, n in sorted(c.items())) for t, c in per.items()]
+    for b in store.buckets(store.bucket_signatures(campaign)):
+        lines.append(f"bucket {b['signature']} (seed {b['seed']})" + (f": {b['replay']}" if b["replay"] else ""))
+    store.close()
+    return lines
+
+
+if __name__ == "__main__":   # one case: CaseSpec JSON on stdin, the Case JSON as the last line of stdout
+    d = json.loads(sys.stdin.read())
+    d["backends"] = tuple(d["backends"])
+    print(json.dumps(run_case(CaseSpec(**d)).to_json()))

@@ -1,0 +1,48 @@
+"""The generators: NNSmith graphs convert to valid HLO deterministically; the hypothesis strategy
+draws graphs of a target's operator list; input sets and the informative share."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+
+from fuzz.inputs import informative_share, input_sets
+from fuzz.opsets import OPSETS
+from fuzz.strategies import graphs
+from semantics.hlo_parser import parse_hlo
+from semantics.hlo_printer import print_hlo
+
+from .conftest import need
+
+
+def test_nnsmith_graphs_are_valid_and_deterministic():
+    need("nnsmith")
+    from fuzz.nnsmith_gen import generate
+
+    for target in ("gemmini", "qkv", "amx"):
+        a = print_hlo(generate(target, 3))
+        assert a == print_hlo(generate(target, 3))
+        assert print_hlo(parse_hlo(a)) == a
+    assert "bf16" in print_hlo(generate("qkv", 3)) and "f32" not in print_hlo(generate("qkv", 3))
+
+
+@settings(max_examples=15, deadline=None)
+@given(graphs(target="gemmini"))
+def test_strategy_draws_from_the_target_list(g):
+    allowed = set(OPSETS[("gemmini", 2)].ops.split(",")) | {"parameter", "constant", "tuple"}
+    assert {i.opcode for i in g.entry.instructions} <= allowed
+
+
+def test_input_sets_and_informative_share():
+    g = parse_hlo("""HloModule m
+ENTRY main {
+  p0 = f32[8,64] parameter(0)
+  p1 = f32[64,8] parameter(1)
+  ROOT d = f32[8,8] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}""")
+    sets = dict(input_sets(g, 5))
+    assert list(sets) == ["scaled", "full", "edges"]
+    assert abs(float(np.std(sets["scaled"][0])) - 1 / 8) < 0.03        # N(0, 1/sqrt(64))
+    assert np.isnan(sets["edges"][0]).any() or np.isinf(sets["edges"][0]).any()
+    assert informative_share([np.full((3, 3), 2.0)]) == 0.0            # constant
+    assert informative_share([np.array([1.0, np.nan, 2.0, 3.0])]) == 0.75
