@@ -32,8 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--generator", default="nnsmith,gen", help="nnsmith, gen or both (alternating; default both)")
     p.add_argument("--max-nodes", type=int, default=5, help="operators per generated graph (default 5)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it is killed (default 120)")
-    p.add_argument("--proofs", choices=("cached", "prove"), default="cached",
-                   help="rule instantiations: proven ones from the cache only (default) or prove missing ones")
+    p.add_argument("--proofs", choices=("cached", "prove"), default="prove",
+                   help="rule instantiations: prove a missing one at first use, as accv compile does (default; "
+                        "outcomes then do not depend on what the proof cache holds), or cached proofs only")
     p.add_argument("--no-reduce", action="store_true", help="skip reducing new buckets")
     p.add_argument("--replay", metavar="DIR", help="re-run a reproducer folder (exit 1 while it still fails)")
     p.set_defaults(fn=cmd_fuzz)

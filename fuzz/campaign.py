@@ -46,7 +46,7 @@ class CampaignArgs:
     generators: tuple[str, ...] = ("nnsmith", "gen")
     max_nodes: int = 5
     timeout: float = 120.0
-    proofs: str = "cached"
+    proofs: str = "prove"
 
     def identity(self) -> dict:
         """What makes two runs the same campaign (the resume key): everything but the wall time."""

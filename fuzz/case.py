@@ -50,7 +50,7 @@ class CaseSpec:
     generator: str = "nnsmith"
     backends: tuple[str, ...] = ()       # () = every available backend of the target
     max_nodes: int = 5
-    proofs: str = "cached"               # "cached": only proven rule instantiations; "prove": prove missing ones
+    proofs: str = "prove"                # "prove": prove a missing rule instantiation at first use (as accv compile); "cached": only proven ones
 
 
 @dataclass
@@ -140,7 +140,7 @@ def _output_opcode(graph: Graph, k: int) -> str:
     return root.opcode
 
 
-def evaluate_graph(target: str, graph: Graph, backends: tuple[str, ...] = (), seed: int = 0, proofs: str = "cached",
+def evaluate_graph(target: str, graph: Graph, backends: tuple[str, ...] = (), seed: int = 0, proofs: str = "prove",
                    inputs: list[tuple[str, list[np.ndarray]]] | None = None) -> Verdict:
     """Compile ``graph`` for ``target``, run it on ``backends`` (default: every available one) for each
     input set (default :func:`fuzz.inputs.input_sets` of ``seed``) and compare with the reference."""

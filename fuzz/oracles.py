@@ -1,5 +1,5 @@
-"""Every use of a backend by the campaign goes through this module (the one place to swap for the
-backend registry of ``accv.backends``).
+"""Every use of a backend by the campaign goes through this module, over the backend registry of
+:mod:`accv.backends`.
 
 :func:`available_backends` lists the backends a target offers here with the reason when one is
 unavailable; :func:`run_backend` runs a program on one and returns its
@@ -15,18 +15,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from compilers.backend import BackendUnavailable, RunResult, get_backend
+from accv.backends import backends_for, get_backend, unavailable
+from compilers.backend import BackendUnavailable, RunResult
 from compilers.isa import Accelerator
 from compilers.program import Program
+from compilers.targets import TARGETS
 
 __all__ = ["BACKENDS", "available_backends", "nan_bits_checked", "run_backend"]
 
-#: the backends each target offers, in the order a campaign runs them
-BACKENDS: dict[str, tuple[str, ...]] = {
-    "gemmini": ("sim", "stream", "rtl"),
-    "qkv": ("sim", "rtl"),
-    "amx": ("sim", "emulated", "native"),
-}
+#: the backends each target offers (the registry's pairs), in the order a campaign runs them
+BACKENDS: dict[str, tuple[str, ...]] = {t: backends_for(t) for t in TARGETS}
 
 
 @functools.cache
@@ -38,23 +36,8 @@ def _acc(target: str) -> Accelerator:
 
 @functools.cache
 def _availability(target: str, name: str) -> str | None:
-    """None when backend ``name`` can run ``target`` here, else the reason."""
-    if name not in BACKENDS.get(target, ()):
-        return f"target {target} has no '{name}' backend (it has {', '.join(BACKENDS.get(target, ()))})"
-    try:
-        if name == "stream":
-            import compilers.gemmini_stream  # noqa: F401
-        elif name in ("emulated", "native"):
-            from compilers.amx_run.backends import EmulatedBackend, NativeBackend
-
-            (EmulatedBackend if name == "emulated" else NativeBackend).for_target(_acc(target))
-        else:
-            get_backend(name, _acc(target))
-    except BackendUnavailable as e:
-        return e.reason if hasattr(e, "reason") else str(e)
-    except ImportError as e:
-        return f"{name}: {e}"
-    return None
+    """None when backend ``name`` can run ``target`` here, else the reason (the registry's)."""
+    return unavailable(target, name)
 
 
 def available_backends(target: str) -> list[tuple[str, str | None]]:
@@ -68,16 +51,7 @@ def run_backend(target: str, name: str, program: Program, inputs: Sequence[np.nd
     why = _availability(target, name)
     if why is not None:
         raise BackendUnavailable(why)
-    if name == "stream":
-        from compilers.gemmini_stream import run_program
-
-        _, outs = run_program(program, inputs)
-        return RunResult(outs, None, ["gemmini command stream"])
-    if name in ("emulated", "native"):
-        from compilers.amx_run.backends import EmulatedBackend, NativeBackend
-
-        return (EmulatedBackend if name == "emulated" else NativeBackend)(_acc(target)).run(program, inputs)
-    return get_backend(name, _acc(target)).run(program, inputs)
+    return get_backend(_acc(target), name).run(program, inputs)
 
 
 def nan_bits_checked(target: str, name: str) -> bool:

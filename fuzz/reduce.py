@@ -124,7 +124,7 @@ class Reduced:
     seconds: float
 
 
-def reduce_case(target: str, graph: Graph, backends: tuple[str, ...], seed: int, proofs: str = "cached",
+def reduce_case(target: str, graph: Graph, backends: tuple[str, ...], seed: int, proofs: str = "prove",
                 budget_s: float = 120.0) -> Reduced | None:
     """Reduce a failing graph (module docstring); None when it does not fail (any more)."""
     t0 = time.monotonic()

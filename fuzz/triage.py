@@ -26,7 +26,7 @@ def _reduce_job(target: str, text: str, backends: tuple[str, ...], seed: int, pr
     return reduce_case(target, parse_hlo(text), backends, seed, proofs, budget)
 
 
-def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs: str = "cached",
+def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs: str = "prove",
            budget_s: float = 120.0, in_process: bool = False) -> list[dict]:
     """Reduce and write a reproducer for each bucket of ``campaign`` that lacks one; returns the
     campaign's buckets (store rows) afterwards."""

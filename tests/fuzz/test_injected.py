@@ -38,7 +38,7 @@ def test_stream_command_word_bit(db, monkeypatch):
     """A wrong bit in Gemmini's MVOUT command word (the row of the local address) is found on the
     stream backend and not on the simulator."""
     need("pebble")
-    import compilers.gemmini_stream as gs
+    import compilers.targets.gemmini.stream as gs
 
     real = gs.encode
 
@@ -58,10 +58,10 @@ def test_amx_c_stride(db, monkeypatch):
     """A wrong stride in the emitted AMX C (a tile loaded with one byte less per row) is found on the
     emulated backend."""
     need("pebble")
-    import compilers.amx_emit as ae
+    import compilers.targets.amx.emit_c as ae
 
     real = ae.emit_c
-    from compilers.amx_run.backends import emulated_available
+    from compilers.targets.amx.backends import emulated_available
 
     if not emulated_available()[0]:
         pytest.skip(emulated_available()[1])
