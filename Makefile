@@ -8,7 +8,7 @@ KERNEL ?= ../shared/corpus/paper/qkv_attention.hlo
 EXTRAS ?= test,xla,rtl,fuzz
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-all venv clean
+.PHONY: demo run test test-all venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -19,8 +19,15 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-## The main job: evaluate a corpus kernel with the reference interpreter.
+## The main job: a one-minute differential campaign (random kernels compiled for gemmini, qkv and
+## amx, run on every backend available here, compared with the reference interpreter); it prints
+## the outcomes and where the results are (build/fuzz/demo.sqlite, reproducers in
+## build/fuzz/demo.sqlite.repro/) and exits 1 when new failure buckets appeared (docs/fuzzing.md).
 demo: $(STAMP)
+	$(BIN)/accv fuzz --target gemmini,qkv,amx --minutes 1 --workers 2 --db build/fuzz/demo.sqlite
+
+## Evaluate one kernel with the reference interpreter: `make run KERNEL=path/to/kernel.hlo`.
+run: $(STAMP)
 	$(BIN)/accv run $(KERNEL) --seed 0
 
 ## The default test run (slow tests excluded; `make test PYTEST_ARGS=--runslow` includes them).
