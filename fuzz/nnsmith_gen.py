@@ -201,7 +201,11 @@ def generate(target: str, seed: int, max_nodes: int = 5, timeout_ms: int = 2000)
     d = _dialect()
     import z3
 
-    z3.z3._main_ctx = None   # a fresh z3 context: the models z3 returns depend on what the old one declared
+    # a fresh z3 context for NNSmith (the models z3 returns depend on what the context declared
+    # before), and the process's own context back afterwards: z3 terms the prover and the SMT
+    # encoder made before this call live in that one, and mixing contexts is an error
+    saved = z3.z3._main_ctx
+    z3.z3._main_ctx = None
     try:
         gen = model_gen(opset=[d[o] for o in spec.ops], method="symbolic-cinit", max_nodes=max_nodes, seed=seed,
                         timeout_ms=timeout_ms, rank_choices=[1, 2], dtype_choices=[DType(x) for x in spec.dtypes],
@@ -209,6 +213,8 @@ def generate(target: str, seed: int, max_nodes: int = 5, timeout_ms: int = 2000)
         ir = gen.make_concrete()
     except Exception as e:  # noqa: BLE001 - NNSmith raises assorted internal errors on unlucky seeds
         raise GenerationError(f"nnsmith seed {seed}: {type(e).__name__}: {e}") from None
+    finally:
+        z3.z3._main_ctx = saved
     return to_graph(ir, f"nnsmith_{target}_{seed}", spec.float_as)
 
 

@@ -17,14 +17,14 @@ from ...isa import Accelerator
 from ...program import Program
 from .. import TargetPackage
 from .description import HBM_SIZE, TILE_BYTES, TILE_ROWS, TILES, ZMMS, build
-from .emit_c import emit_c
+from . import emit_c as _emit_c
 
 __all__ = ["PACKAGE", "HBM_SIZE", "TILES", "TILE_ROWS", "TILE_BYTES", "ZMMS", "build", "artifacts"]
 
 
 def artifacts(program: Program, acc: Accelerator, stem: str) -> dict[str, str]:
     """The emitted C unit (``.c``), its function named after ``stem``."""
-    return {".c": emit_c(program, acc, name=stem)}
+    return {".c": _emit_c.emit_c(program, acc, name=stem)}
 
 
 PACKAGE = TargetPackage("amx", build, backends=("sim", "emulated", "native"), artifacts=artifacts)
