@@ -1,7 +1,9 @@
 """XLA conformance bench: the comparison of tests/semantics/test_conformance.py as a table.
 
 Runs every corpus kernel (3 input seeds, the last with edge values) and N random graphs from
-semantics.gen (edge-value inputs) on the reference interpreter and on XLA:CPU (semantics.xla_oracle),
+semantics.gen (multiply-add chains included, ``mul_add=0.25``; each on the input sets of
+semantics.inputs.INPUT_SETS: edge-heavy, and standard normal / uniform integers) on the reference
+interpreter (``mode="xla-strict"``) and on XLA:CPU (semantics.xla_oracle),
 classifies each run with semantics.compare.check_graph (identical / within_bound / failed), prints
 a table with per-operator counts and writes build/conformance.json.
 
@@ -23,7 +25,7 @@ sys.path.insert(0, str(REPO))
 from semantics.compare import check_graph  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402
 from semantics.hlo_parser import parse_file  # noqa: E402
-from semantics.inputs import random_inputs  # noqa: E402
+from semantics.inputs import INPUT_SETS, input_set, random_inputs  # noqa: E402
 from semantics.xla_oracle import available  # noqa: E402
 
 STATUSES = ("identical", "within_bound", "failed")
@@ -48,10 +50,13 @@ def main() -> int:
         for p in sorted(corpus.rglob("*.hlo")):
             g = parse_file(p)
             runs += [("kernels", str(p.relative_to(corpus)), g, s, e) for s, e in ((0, False), (1, False), (2, True))]
-    runs += [("graphs", f"gen seed {s}", None, s, True) for s in range(args.graphs)]
+    runs += [("graphs", f"gen seed {s} ({k} inputs)", None, s, k) for s in range(args.graphs) for k in INPUT_SETS]
     for kind, name, g, seed, edges in runs:
-        g = g if g is not None else random_graph(seed)
-        res = check_graph(g, random_inputs(g, seed, edges=edges))
+        if g is None:
+            g = random_graph(seed, mul_add=0.25)
+            res = check_graph(g, input_set(g, seed, edges))
+        else:
+            res = check_graph(g, random_inputs(g, seed, edges=edges))
         tally[kind]["compared"] += 1
         tally[kind][res.status] += 1
         for op in {i.opcode for c in g.computations for i in c.instructions}:

@@ -15,7 +15,9 @@ XLA:CPU result depends on the host CPU (documented in the ``xla=`` texts of sema
 (b) A :class:`Bound` per output: an ulp bound (distance in representable values of the output type)
     and/or an absolute bound per element (float dot/reduce sums whose order is host dependent).
 
-:func:`check_graph` runs a graph on both sides. Bit-identical outputs pass. Otherwise, if the graph
+:func:`check_graph` runs a graph on both sides, the interpreter in ``mode="xla-strict"`` (the
+numerics of XLA as the oracle runs it: ``--xla_allow_excess_precision=false``, which still
+contracts f32/f64 multiply-add into an FMA; :mod:`semantics.xla_default`). Bit-identical outputs pass. Otherwise, if the graph
 contains bounded operators, XLA is run once more returning every intermediate value, and each
 instruction is re-evaluated with the interpreter on XLA's own operand values: exact operators must
 match bit for bit, bounded ones within their bound (so an error is checked where it arises, not
@@ -256,12 +258,14 @@ class GraphCheck:
     nan_diffs: int = 0
 
 
-def check_graph(graph: Graph, inputs: list[np.ndarray]) -> GraphCheck:
-    """Run ``graph`` with the interpreter and with XLA and classify the outcome (module docstring)."""
+def check_graph(graph: Graph, inputs: list[np.ndarray], mode: str = "xla-strict") -> GraphCheck:
+    """Run ``graph`` with the interpreter (numeric ``mode``) and with XLA and classify the outcome
+    (module docstring). The re-check instruction by instruction is strict in every mode: XLA then
+    returns every intermediate value, so no multiply has the add as its only user."""
     from .interp import evaluate
     from .xla_oracle import run_xla
 
-    ref = evaluate(graph, inputs)
+    ref = evaluate(graph, inputs, mode=mode)
     got = run_xla(graph, inputs)
     res = compare(ref, got)
     bounded = sorted({i.opcode for i in graph.entry.instructions if is_bounded(i, graph)})

@@ -14,6 +14,11 @@ instruction (plus the operands it needs: reused values, new parameters, new cons
 literals) and returns its name, or None when the requested opcode cannot be built under the
 ``dtypes`` restriction. ``ops`` restricts which opcodes the generator picks as the graph's steps;
 parameters and constants are always available as operands.
+
+With ``mul_add=p`` (the conformance run sets it; the default 0 leaves every graph as it was), each
+step is, with probability p, a multiply-add chain instead: a float ``multiply`` feeding an ``add``
+or ``subtract`` (either side), sometimes through a reshape, copy, slice or negate,
+sometimes with the product used a second time (which stops XLA's FMA contraction).
 """
 
 from __future__ import annotations
@@ -433,6 +438,39 @@ def _s_fma(c: _Ctx) -> str | None:
     return c.add("fma", ops)
 
 
+def _mul_add(c: _Ctx) -> str | None:
+    """A multiply-add chain (module docstring); returns the add/subtract."""
+    dt = c.dtype("float")
+    if dt is None:
+        return None
+    o = c.operand(dtype=dt)
+    assert o
+    x, t = o
+    y = c.operand(dtype=dt, shape=t.shape, exclude=[x])
+    assert y
+    m = c.add("multiply", [x, y[0]] if c.chance(0.5) else [y[0], x])
+    v, vt = m, t
+    if c.chance(0.3):
+        # not transpose: XLA contracts a transpose with a unit dimension in some elements only
+        step = str(c.pick(("reshape", "copy", "slice", "negate")))
+        if step == "reshape":
+            vt = TensorType(dt, _factor(c, t.size))
+            v = c.add("reshape", [m], vt)
+        elif step == "slice" and t.rank:
+            sl = [(s, int(c.rng.integers(s + 1, n + 1)), 1) for n in t.shape for s in [int(c.rng.integers(0, n))]]
+            v = c.add("slice", [m], slice=tuple(sl))
+        else:
+            v = c.add("copy" if step == "copy" else "negate", [m])
+        vt = c.values[-1][1]
+    if c.chance(0.25):                          # a second user of the product
+        w = c.operand(dtype=dt, shape=t.shape, exclude=[m, v])
+        assert w
+        c.add(str(c.pick(("add", "subtract", "multiply", "maximum"))), [m, w[0]])
+    z = c.operand(dtype=dt, shape=vt.shape, exclude=[v, m])
+    assert z
+    return c.add(str(c.pick(("add", "subtract"))), [v, z[0]] if c.chance(0.5) else [z[0], v])
+
+
 def _s_copy(c: _Ctx) -> str | None:
     o = c.operand()
     return c.add("copy", [o[0]]) if o else None
@@ -652,7 +690,7 @@ def xla_ops() -> list[str]:
 
 
 def random_graph(seed: int, *, ops: Sequence[str] | None = None, dtypes: Sequence[str] | None = None,
-                 max_ops: int = 6) -> Graph:
+                 max_ops: int = 6, mul_add: float = 0.0) -> Graph:
     """A random valid graph, deterministic in ``seed``.
 
     Args:
@@ -661,6 +699,8 @@ def random_graph(seed: int, *, ops: Sequence[str] | None = None, dtypes: Sequenc
             except the accv extensions).
         dtypes: element types the graph may use (default: all 13).
         max_ops: the most steps (sampled operators, not counting leaves).
+        mul_add: the probability that a step is a multiply-add chain (module docstring); 0 draws
+            nothing from the stream for it, so graphs are those of earlier releases.
 
     Raises:
         ValueError: an unknown opcode or dtype, or nothing buildable under the restriction.
@@ -676,7 +716,7 @@ def random_graph(seed: int, *, ops: Sequence[str] | None = None, dtypes: Sequenc
     last: str | None = None
     for _ in range(nsteps):
         for _attempt in range(8):
-            r = SAMPLERS[str(c.pick(ops))](c)
+            r = _mul_add(c) if mul_add and c.chance(mul_add) else SAMPLERS[str(c.pick(ops))](c)
             if r is not None:
                 last = r
                 break

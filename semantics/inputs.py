@@ -1,9 +1,13 @@
 """Deterministic random inputs for graphs: same seed, same bytes, on every machine.
 
 ``random_inputs(graph, seed)`` draws each parameter from a numpy PCG64 stream. Integers are uniform
-over the whole type; floats are normal values spread over many binades. With ``edges=True`` a
-fraction of elements is replaced by edge values (integer bounds, 0, -1; float NaN, +-inf, -0.0,
-subnormals, the largest finite values and rounding ties for the narrow types).
+over the whole type; floats are normal values spread over many binades (or, with ``normal=True``,
+standard normal values, as ordinary data is). With ``edges=True`` a fraction of elements is
+replaced by edge values (integer bounds, 0, -1; float NaN, +-inf, -0.0, subnormals, the largest
+finite values and rounding ties for the narrow types).
+
+:data:`INPUT_SETS` names the input sets the conformance run draws for each graph: one edge-heavy
+(``random_inputs(g, seed, edges=True)``) and one ordinary (``random_inputs(g, seed, normal=True)``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ from .dtypes import BF16, DType
 from .ir import Graph
 from .types import TensorType
 
-__all__ = ["random_array", "random_inputs", "edge_values"]
+__all__ = ["random_array", "random_inputs", "edge_values", "INPUT_SETS", "input_set"]
+
+#: The conformance run's input sets per graph: keyword arguments of :func:`random_inputs` by name.
+INPUT_SETS: dict[str, dict[str, bool]] = {"edges": {"edges": True}, "normal": {"normal": True}}
 
 
 def edge_values(dt: DType) -> np.ndarray:
@@ -42,8 +49,8 @@ def edge_values(dt: DType) -> np.ndarray:
         return np.concatenate([out, big.astype(dt.np), ties.astype(dt.np)])
 
 
-def random_array(rng: np.random.Generator, t: TensorType, edges: bool = False) -> np.ndarray:
-    """One random array of type ``t``."""
+def random_array(rng: np.random.Generator, t: TensorType, edges: bool = False, normal: bool = False) -> np.ndarray:
+    """One random array of type ``t`` (floats standard normal with ``normal``)."""
     dt = t.dtype
     n = t.size
     if dt.is_pred:
@@ -51,6 +58,8 @@ def random_array(rng: np.random.Generator, t: TensorType, edges: bool = False) -
     elif dt.is_int:
         a = rng.integers(dt.min, dt.max, n, endpoint=True, dtype=np.int64 if dt.bits < 64 or dt.is_signed else np.uint64)
         a = a.astype(dt.np)
+    elif normal:
+        a = rng.standard_normal(n).astype(dt.np)
     else:
         mag = np.exp2(rng.uniform(-8, 8, n))
         sign = np.where(rng.integers(0, 2, n) == 1, -1.0, 1.0)
@@ -62,11 +71,16 @@ def random_array(rng: np.random.Generator, t: TensorType, edges: bool = False) -
     return a.reshape(t.shape)
 
 
-def random_inputs(graph: Graph, seed: int, edges: bool = False) -> list[np.ndarray]:
+def random_inputs(graph: Graph, seed: int, edges: bool = False, normal: bool = False) -> list[np.ndarray]:
     """Random inputs for every entry parameter of ``graph``, deterministic in ``seed``."""
     rng = np.random.default_rng(seed)
     out = []
     for t in graph.param_types:
         assert isinstance(t, TensorType)
-        out.append(random_array(rng, t, edges))
+        out.append(random_array(rng, t, edges, normal))
     return out
+
+
+def input_set(graph: Graph, seed: int, name: str) -> list[np.ndarray]:
+    """The input set ``name`` of :data:`INPUT_SETS` for ``graph``, deterministic in ``seed``."""
+    return random_inputs(graph, seed, **INPUT_SETS[name])

@@ -49,11 +49,11 @@ def run_computation(graph: Graph, comp: Computation, args: Sequence[Any], mode: 
 
     ``mode`` is ``"eval"`` (numpy arrays) or ``"smt"`` (object arrays of z3 terms). ``batched``
     evaluates a scalar region elementwise over arrays of one common shape (reduce calls it so).
-    ``numerics`` (eval only) is ``"strict"`` or ``"xla-default"`` (:mod:`semantics.xla_default`).
+    ``numerics`` (eval only) is one of :data:`semantics.xla_default.MODES`.
     """
     values: dict[str, Any] = {}
     dtypes: dict[str, Any] = {}
-    xla = numerics == "xla-default" and mode == "eval"
+    xla = numerics != "strict" and mode == "eval"
     nusers = XD.users(comp) if xla else None
 
     def call(name: str, call_args: list[Any]) -> Any:
@@ -64,7 +64,7 @@ def run_computation(graph: Graph, comp: Computation, args: Sequence[Any], mode: 
         op = REGISTRY[ins.opcode]
         if ins.opcode == "parameter":
             v = args[ins.attrs["index"]]
-        elif xla and (v := _xla_default_value(graph, comp, ins, values, nusers, call)) is not None:
+        elif xla and (v := _xla_value(graph, comp, ins, values, nusers, call, numerics)) is not None:
             pass
         else:
             fn = op.evaluate if mode == "eval" else op.smt
@@ -89,21 +89,27 @@ def run_computation(graph: Graph, comp: Computation, args: Sequence[Any], mode: 
     return values[comp.root]
 
 
-def _xla_default_value(graph: Graph, comp: Computation, ins: Any, values: dict[str, Any], nusers: Any,
-                       call: Any) -> np.ndarray | None:
-    """The value XLA's default flags give ``ins`` where it differs from the strict meaning (FMA
-    contraction, bf16 excess precision), else None."""
-    hit = XD.contracted_multiply(comp, ins, nusers)
+def _xla_value(graph: Graph, comp: Computation, ins: Any, values: dict[str, Any], nusers: Any,
+               call: Any, numerics: str) -> np.ndarray | None:
+    """The value XLA gives ``ins`` in the ``numerics`` mode where it differs from the strict
+    meaning (FMA contraction; bf16 excess precision in ``xla-default``), else None."""
+    hit = XD.contracted_multiply(comp, ins, nusers) if XD.contraction(numerics) else None
     if hit is not None:
-        pos, m = hit
+        pos, m, chain = hit
         fma = REGISTRY["fma"]
 
         def f(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
             a, b, c = np.broadcast_arrays(a, b, c)
             return fma.evaluate([a, b, c], ins.attrs, ins.type, Env(graph=graph, call=call))
+
+        def apply(step: Any, args: list[np.ndarray]) -> np.ndarray:
+            types = [comp.by_name[o].type for o in step.operands]
+            env = Env(graph=graph, call=call, extra={"operand_dtypes": [t.dtype for t in types], "operand_types": types})
+            return np.asarray(REGISTRY[step.opcode].evaluate(args, step.attrs, step.type, env))
+        a, b = XD.through_chain(chain, *[values[o] for o in m.operands], values, apply)
         other = values[ins.operands[1 - pos]]
-        return XD.fma_value(pos, [values[o] for o in m.operands], other, ins.opcode, f)
-    src = XD.excess_precision_source(comp, ins)
+        return XD.fma_value(pos, [a, b], other, ins.opcode, f)
+    src = XD.excess_precision_source(comp, ins) if XD.excess_precision(numerics) else None
     if src is not None:
         f32 = ins.type.dtype
         ops = [values[o] for o in src.operands]
@@ -122,9 +128,11 @@ def evaluate(graph: Graph, inputs: Sequence[np.ndarray], mode: str = "strict") -
     """Run the entry computation on ``inputs`` and return its outputs as a flat list
     (the root's value, or the elements of a root tuple).
 
-    ``mode`` is ``"strict"`` (every operation rounded to its type: the operator table's meaning)
-    or ``"xla-default"`` (what XLA:CPU computes with its default flags, as jax runs it: FMA
-    contraction of f32/f64 multiply-add, bf16 excess precision; see :mod:`semantics.xla_default`).
+    ``mode`` is ``"strict"`` (every operation rounded to its type: the operator table's meaning),
+    ``"xla-default"`` (what XLA:CPU computes with its default flags, as jax runs it: FMA
+    contraction of f32/f64 multiply-add, bf16 excess precision; see :mod:`semantics.xla_default`)
+    or ``"xla-strict"`` (XLA:CPU with ``--xla_allow_excess_precision=false``, as the conformance
+    oracle runs it: the contraction only).
 
     Raises:
         InputError: the inputs do not match the parameters, or ``mode`` is unknown.

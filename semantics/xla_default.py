@@ -1,4 +1,4 @@
-"""XLA's default-flag numerics (``mode="xla-default"`` of :func:`semantics.interp.evaluate`).
+"""XLA's numerics (``mode="xla-default"`` and ``mode="xla-strict"`` of :func:`semantics.interp.evaluate`).
 
 The operator table gives every operator its strict per-operation IEEE meaning (each result rounded
 to its type). jax runs XLA:CPU with default flags, which differs in two measured ways
@@ -6,15 +6,22 @@ to its type). jax runs XLA:CPU with default flags, which differs in two measured
 
 * FMA contraction (f32, f64): an ``add`` or ``subtract`` one of whose operands is a ``multiply`` of
   the same type whose only user it is (identical multiplies counted as one value, as XLA's CSE
-  merges them) computes ``a*b +- c`` with one rounding (the multiply's
+  merges them; users that the root does not depend on are not counted, as XLA removes them)
+  computes ``a*b +- c`` with one rounding (the multiply's
   product is not rounded). When both operands qualify, the first is contracted.
   ``subtract(m, c) = fma(a, b, -c)``, ``subtract(c, m) = fma(-a, b, c)``. A multiply with another
-  user (an output, a reduce, a second add) is rounded as usual.
+  user (an output, a reduce, a second add) is rounded as usual. The multiply may reach the add
+  through a chain of single-user :data:`THROUGH_OPS` (data movement XLA fuses into the add's loop,
+  and negate): the chain is applied to the multiply's operands (``negate`` to ``a`` only) and
+  the add contracts their product.
 * bf16 excess precision: ``convert`` to f32 of a bf16 result of an arithmetic elementwise
   operator (:data:`EXCESS_OPS`) returns the operator computed in f32 on its bf16 operands widened
   (not rounded to bf16). Only the operator right before the convert is affected; f16 is rounded.
 
-This module decides, per instruction, which of the two applies; :mod:`semantics.interp` calls it.
+``xla-default`` applies both; ``xla-strict`` (XLA with ``--xla_allow_excess_precision=false``, as
+the conformance oracle :mod:`semantics.xla_oracle` runs it) applies the contraction only.
+
+This module decides, per instruction, which applies; :mod:`semantics.interp` calls it.
 """
 
 from __future__ import annotations
@@ -27,10 +34,28 @@ import numpy as np
 from .ir import Computation, Instruction
 from .types import TensorType
 
-__all__ = ["MODES", "EXCESS_OPS", "users", "contracted_multiply", "excess_precision_source"]
+__all__ = ["MODES", "EXCESS_OPS", "THROUGH_OPS", "users", "contracted_multiply", "excess_precision_source",
+           "excess_precision", "contraction"]
 
 #: The interpreter's numeric modes.
-MODES: tuple[str, ...] = ("strict", "xla-default")
+MODES: tuple[str, ...] = ("strict", "xla-default", "xla-strict")
+
+#: Single-operand (plus index/pad-value operands) operators through which XLA:CPU still contracts a
+#: multiply into the add that reads their result (measured, f32[4096] normal operands; reverse,
+#: broadcast, concatenate and select stop it; through ``pad``, and through a transpose that moves a
+#: unit dimension (f32[5,1,5] -> f32[5,5,1]), XLA contracts some elements and not others, which is
+#: not modelled).
+THROUGH_OPS = frozenset({"reshape", "transpose", "copy", "slice", "dynamic-slice", "negate"})
+
+
+def contraction(mode: str) -> bool:
+    """Whether ``mode`` contracts f32/f64 multiply-add into an FMA."""
+    return mode in ("xla-default", "xla-strict")
+
+
+def excess_precision(mode: str) -> bool:
+    """Whether ``mode`` keeps a bf16 operation's f32 value before a convert to f32."""
+    return mode == "xla-default"
 
 #: bf16 operators whose f32 value a following convert to f32 keeps (XLA's float normalization
 #: computes them in f32 and the simplifier removes the f32->bf16->f32 convert pair).
@@ -48,10 +73,17 @@ def _key(comp: Computation, name: str) -> Any:
 
 
 def users(comp: Computation) -> Counter:
-    """How many times each value is read in ``comp`` (the root counts once more), identical
-    multiplies counted as one value (XLA's CSE merges them before it emits code)."""
+    """How many times each value is read by the live instructions of ``comp`` (those the root
+    depends on: XLA removes dead code first; the root counts once more), identical multiplies
+    counted as one value (XLA's CSE merges them before it emits code)."""
+    live = {comp.root}
+    for ins in reversed(comp.instructions):
+        if ins.name in live:
+            live.update(ins.operands)
     n: Counter = Counter()
     for ins in comp.instructions:
+        if ins.name not in live:
+            continue
         for o in ins.operands:
             n[_key(comp, o)] += 1
     n[_key(comp, comp.root)] += 1
@@ -62,15 +94,35 @@ def _float_type(t: Any, bits: tuple[int, ...]) -> bool:
     return isinstance(t, TensorType) and t.dtype.is_float and t.dtype.bits in bits and t.dtype.name != "bf16"
 
 
-def contracted_multiply(comp: Computation, ins: Instruction, nusers: Counter) -> tuple[int, Instruction] | None:
-    """(operand position, multiply) when ``ins`` is an add/subtract XLA:CPU contracts into an FMA."""
+def contracted_multiply(comp: Computation, ins: Instruction, nusers: Counter
+                        ) -> tuple[int, Instruction, list[Instruction]] | None:
+    """(operand position, multiply, chain) when ``ins`` is an add/subtract XLA:CPU contracts into
+    an FMA; ``chain`` lists the :data:`THROUGH_OPS` from the multiply's user to ``ins``'s operand."""
     if ins.opcode not in ("add", "subtract") or not _float_type(ins.type, (32, 64)):
         return None
     for pos, o in enumerate(ins.operands):
+        chain: list[Instruction] = []
         m = comp.by_name[o]
-        if m.opcode == "multiply" and nusers[_key(comp, o)] == 1 and m.type == ins.type:
-            return pos, m
+        while m.opcode in THROUGH_OPS and nusers[_key(comp, m.name)] == 1 and m.type.dtype == ins.type.dtype:
+            chain.append(m)
+            m = comp.by_name[m.operands[0]]
+        if m.opcode == "multiply" and nusers[_key(comp, m.name)] == 1 and m.type.dtype == ins.type.dtype:
+            return pos, m, chain[::-1]
     return None
+
+
+def through_chain(chain: list[Instruction], a: np.ndarray, b: np.ndarray, values: dict[str, Any],
+                  apply: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The multiply's operands carried through ``chain`` (from the multiply outwards), so that
+    their elementwise product is the chain's result before rounding. ``apply(ins, operands)``
+    evaluates one instruction of the table on the given operand arrays."""
+    for ins in chain:
+        rest = [values[o] for o in ins.operands[1:]]
+        if ins.opcode == "negate":
+            a = apply(ins, [a])
+        else:
+            a, b = apply(ins, [a, *rest]), apply(ins, [b, *rest])
+    return a, b
 
 
 def excess_precision_source(comp: Computation, ins: Instruction) -> Instruction | None:

@@ -1,8 +1,10 @@
 """Conformance of the reference semantics with XLA itself (XLA:CPU through jax).
 
 (i) every corpus kernel on 3 seeds of random inputs (the last with edge values) and (ii) N_GRAPHS
-random graphs from semantics.gen with edge-value inputs must give bit-identical results on the
-interpreter and on XLA, except for operators whose XLA result is host dependent (exp, log, tanh,
+random graphs from semantics.gen (with multiply-add chains, ``mul_add=MUL_ADD``) on two input sets
+each (semantics.inputs.INPUT_SETS: edge-heavy, and standard normal / uniform integers) must give
+bit-identical results on the interpreter (in ``mode="xla-strict"``, the numerics XLA runs with in
+the oracle: FMA contraction, no excess precision) and on XLA, except for operators whose XLA result is host dependent (exp, log, tanh,
 rsqrt approximations; float dot/reduce summation order): those are checked instruction by
 instruction against the bounds of semantics.compare (see its docstring). NaN payload differences
 fail too. Counts are printed at the end of the module and written to build/conformance.json.
@@ -25,7 +27,7 @@ from semantics.compare import Bound, check_graph, compare
 from semantics.gen import SAMPLERS, random_graph, xla_ops
 from semantics.hlo_parser import parse_file
 from semantics.hlo_printer import print_hlo
-from semantics.inputs import random_inputs
+from semantics.inputs import INPUT_SETS, input_set, random_inputs
 from semantics.interp import evaluate
 from semantics.ops import REGISTRY
 from semantics.xla_oracle import available
@@ -34,6 +36,7 @@ REPO = Path(__file__).resolve().parents[2]
 _CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 CORPUS_FILES = sorted(_CORPUS.rglob("*.hlo")) if _CORPUS.exists() else []
 N_GRAPHS = 250
+MUL_ADD = 0.25
 SEEDS = ((0, False), (1, False), (2, True))
 
 _OK, _WHY = available()
@@ -77,6 +80,26 @@ def test_generator_is_deterministic_and_covers_every_op_and_dtype() -> None:
     assert len(seen_dt) == 13
     g = random_graph(3, ops=["add"], dtypes=["s8"])
     assert {i.opcode for i in g.entry.instructions} <= {"add", "parameter", "constant"}
+    assert print_hlo(random_graph(5, mul_add=0.0)) == print_hlo(random_graph(5))
+
+
+def test_generator_draws_multiply_add_chains() -> None:
+    """With ``mul_add`` the graphs contain float multiplies read by an add/subtract, some of them
+    with the product used a second time; the two input sets differ in kind."""
+    fed, shared = 0, 0
+    for seed in range(60):
+        g = random_graph(seed, mul_add=MUL_ADD)
+        by = g.entry.by_name
+        for ins in g.entry.instructions:
+            if ins.opcode in ("add", "subtract") and ins.type.dtype.is_float:
+                ms = [o for o in ins.operands if by[o].opcode == "multiply"]
+                fed += bool(ms)
+                shared += any(sum(o in i.operands for i in g.entry.instructions) > 1 for o in ms)
+    assert fed >= 20 and shared >= 3, (fed, shared)
+    g = random_graph(0, ops=["add"], dtypes=["f32"])
+    edges, normal = input_set(g, 0, "edges"), input_set(g, 0, "normal")
+    assert any(not np.isfinite(x).all() for x in edges)
+    assert all(np.isfinite(x).all() and 0.5 < np.std(x) < 2 for x in normal if x.size >= 16)
 
 
 def test_compare_detects_a_wrong_result() -> None:
@@ -141,19 +164,33 @@ def test_corpus_kernel_matches_xla(path: Path) -> None:
 @pytest.mark.xla
 @pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
 def test_random_graph_matches_xla(seed: int) -> None:
-    g = random_graph(seed)
-    res = check_graph(g, random_inputs(g, seed, edges=True))
-    _record("graphs", res.status)
-    for op in sorted({i.opcode for i in g.entry.instructions}):
-        _TALLY["ops"][f"{op}:{res.status}"] += 1
-    assert res.status != "failed", f"seed {seed}: {res.detail}\n{print_hlo(g)}"
+    g = random_graph(seed, mul_add=MUL_ADD)
+    for kind in INPUT_SETS:
+        res = check_graph(g, input_set(g, seed, kind))
+        _record("graphs", res.status)
+        for op in sorted({i.opcode for i in g.entry.instructions}):
+            _TALLY["ops"][f"{op}:{res.status}"] += 1
+        assert res.status != "failed", f"seed {seed} ({kind} inputs): {res.detail}\n{print_hlo(g)}"
+
+
+@pytest.mark.xla
+@pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
+def test_conformance_needs_the_xla_strict_mode() -> None:
+    """On ordinary inputs the strict meaning disagrees with the oracle's XLA where a multiply feeds
+    an add (XLA contracts them even with --xla_allow_excess_precision=false); xla-strict agrees."""
+    failed = {m: 0 for m in ("strict", "xla-strict")}
+    for seed in range(120):
+        g = random_graph(seed, mul_add=MUL_ADD)
+        for m in failed:
+            failed[m] += check_graph(g, input_set(g, seed, "normal"), mode=m).status == "failed"
+    assert failed["xla-strict"] == 0 and failed["strict"] >= 2, failed
 
 
 def test_reference_interpreter_runs_on_every_generated_graph() -> None:
     """Generated graphs are valid and evaluate (no jax needed)."""
     for seed in range(0, N_GRAPHS, 5):
-        g = random_graph(seed)
-        outs = evaluate(g, random_inputs(g, seed, edges=True))
+        g = random_graph(seed, mul_add=MUL_ADD)
+        outs = evaluate(g, random_inputs(g, seed, edges=True), mode="xla-strict")
         assert len(outs) == len(g.result_types)
 
 

@@ -156,3 +156,77 @@ def test_cli_run_xla_default_flag(tmp_path: object, capsys: pytest.CaptureFixtur
     a, b, c = xs
     assert np.load(d / "x" / "output0.npy").tobytes() == _fma_f32(a, b, c).tobytes()
     assert np.load(d / "s" / "output0.npy").tobytes() == (a * b + c).tobytes()
+
+
+# -- xla-strict: XLA with --xla_allow_excess_precision=false (the conformance oracle) ------------
+
+def test_xla_strict_contracts_but_rounds_bf16() -> None:
+    a, b, c = _inputs(3)
+    g = parse_hlo(_hlo(f"  m = f32[{N}] multiply(p0, p1)\n  ROOT r = f32[{N}] add(m, p2)\n", P3))
+    assert evaluate(g, [a, b, c], mode="xla-strict")[0].tobytes() == _fma_f32(a, b, c).tobytes()
+    x, y = _inputs(2, BF16)
+    p = f"  x = bf16[{N}] parameter(0)\n  y = bf16[{N}] parameter(1)\n"
+    g = parse_hlo(_hlo(f"  s = bf16[{N}] add(x, y)\n  ROOT c = f32[{N}] convert(s)\n", p))
+    assert evaluate(g, [x, y], mode="xla-strict")[0].tobytes() == evaluate(g, [x, y])[0].tobytes()
+
+
+def test_contraction_through_data_movement_and_negate_and_past_dead_users() -> None:
+    a, b, c = _inputs(3)
+    cases = {
+        f"  m = f32[{N}] multiply(p0, p1)\n  q = f32[64,64] reshape(m)\n  z = f32[64,64] reshape(p2)\n"
+        f"  ROOT r = f32[64,64] add(q, z)\n": _fma_f32(a, b, c).reshape(64, 64),
+        f"  m = f32[{N}] multiply(p0, p1)\n  q = f32[{N}] negate(m)\n  ROOT r = f32[{N}] subtract(p2, q)\n":
+            _fma_f32(a, b, c),
+        f"  m = f32[{N}] multiply(p0, p1)\n  d = f32[{N}] subtract(m, p1)\n  ROOT r = f32[{N}] add(m, p2)\n":
+            _fma_f32(a, b, c),                       # d is dead: XLA removes it, m has one user
+    }
+    for body, want in cases.items():
+        g = parse_hlo(_hlo(body, P3))
+        assert evaluate(g, [a, b, c], mode="xla-strict")[0].tobytes() == want.tobytes(), body
+
+
+XLA_STRICT_CASES = {
+    "reshape": f"  m = f32[{N}] multiply(p0, p1)\n  q = f32[64,64] reshape(m)\n  z = f32[64,64] reshape(p2)\n"
+               f"  ROOT r = f32[64,64] add(q, z)\n",
+    "transpose": f"  x = f32[64,64] reshape(p0)\n  y = f32[64,64] reshape(p1)\n  z = f32[64,64] reshape(p2)\n"
+                 f"  m = f32[64,64] multiply(x, y)\n  t = f32[64,64] transpose(m), dimensions={{1,0}}\n"
+                 f"  ROOT r = f32[64,64] add(t, z)\n",
+    "copy_slice": f"  m = f32[{N}] multiply(p0, p1)\n  k = f32[{N}] copy(m)\n  q = f32[100] slice(k), slice={{[3:103]}}\n"
+                  f"  z = f32[100] slice(p2), slice={{[0:100]}}\n  ROOT r = f32[100] add(q, z)\n",
+    "negate": f"  m = f32[{N}] multiply(p0, p1)\n  q = f32[{N}] negate(m)\n  ROOT r = f32[{N}] add(q, p2)\n",
+    "dead_user": f"  m = f32[{N}] multiply(p0, p1)\n  d = f32[{N}] subtract(m, p1)\n  ROOT r = f32[{N}] add(m, p2)\n",
+    "reverse_stops": f"  m = f32[{N}] multiply(p0, p1)\n  q = f32[{N}] reverse(m), dimensions={{0}}\n"
+                     f"  ROOT r = f32[{N}] add(q, p2)\n",
+    "second_user_stops": f"  m = f32[{N}] multiply(p0, p1)\n  s = f32[{N}] add(m, p2)\n  ROOT t = f32[{N}] subtract(s, m)\n",
+}
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize("name", sorted(XLA_STRICT_CASES))
+def test_xla_strict_matches_the_oracle_bit_for_bit(name: str) -> None:
+    ok, why = available()
+    if not ok:
+        pytest.skip(why)
+    from semantics.xla_oracle import run_xla
+
+    a, b, c = _inputs(3)
+    g = parse_hlo(_hlo(XLA_STRICT_CASES[name], P3))
+    want = run_xla(g, [a, b, c])[0]
+    assert evaluate(g, [a, b, c], mode="xla-strict")[0].tobytes() == want.tobytes()
+    if not name.endswith("_stops"):
+        assert evaluate(g, [a, b, c])[0].tobytes() != want.tobytes()      # strict differs
+
+
+@pytest.mark.xla
+def test_bf16_excess_precision_not_in_xla_strict_against_the_oracle() -> None:
+    ok, why = available()
+    if not ok:
+        pytest.skip(why)
+    from semantics.xla_oracle import run_xla
+
+    x, y = _inputs(2, BF16)
+    p = f"  x = bf16[{N}] parameter(0)\n  y = bf16[{N}] parameter(1)\n"
+    g = parse_hlo(_hlo(f"  s = bf16[{N}] add(x, y)\n  ROOT c = f32[{N}] convert(s)\n", p))
+    want = run_xla(g, [x, y])[0]
+    assert evaluate(g, [x, y], mode="xla-strict")[0].tobytes() == want.tobytes()
+    assert evaluate(g, [x, y], mode="xla-default")[0].tobytes() != want.tobytes()
