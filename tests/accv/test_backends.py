@@ -43,7 +43,7 @@ def test_registry_and_target_packages_agree() -> None:
         assert set(target_package(target).backends) == declared, target
         assert backends_for(target)[0] == "sim"
     assert set(pairs()) == {("qkv", "sim"), ("qkv", "rtl"), ("gemmini", "sim"), ("gemmini", "stream"),
-                            ("gemmini", "rtl"), ("amx", "sim")}
+                            ("gemmini", "rtl"), ("amx", "sim"), ("amx", "emulated"), ("amx", "native")}
 
 
 @pytest.mark.parametrize("target, name", pairs(), ids=lambda x: str(x))
@@ -58,17 +58,18 @@ def test_every_registered_pair_runs_a_compiled_kernel_like_the_reference(target:
     chk = check_program(g, acc, prog, 2, backend=backend)
     assert chk.ok, chk.message
     assert chk.backend == name and chk.runs == 2
-    if name == "stream":
-        assert chk.cycles is None           # the command-stream model has no timing
+    if name in ("stream", "emulated", "native"):
+        assert chk.cycles is None           # the command-stream model and the C runs measure no timing
     else:
         assert chk.cycles is not None and chk.cycles > 0
 
 
 def test_a_pair_that_cannot_run_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     amx = load_target("amx")
-    assert unavailable("amx", "rtl") == "target 'amx' has no rtl backend (its backends: sim)"
+    assert unavailable("amx", "rtl") == "target 'amx' has no rtl backend (its backends: sim, emulated, native)"
     assert unavailable("qkv", "stream") == "target 'qkv' has no stream backend (its backends: sim, rtl)"
-    assert unavailable("gemmini", "native") == "unknown backend 'native' (known: sim, stream, rtl)"
+    assert unavailable("gemmini", "native") == "target 'gemmini' has no native backend (its backends: sim, stream, rtl)"
+    assert unavailable("gemmini", "fpga") == "unknown backend 'fpga' (known: sim, stream, rtl, emulated, native)"
     with pytest.raises(BackendUnavailable, match=r"^target 'amx' has no rtl backend") as e:
         get_backend(amx, "rtl")
     assert e.value.exit_code == 3
@@ -81,8 +82,8 @@ def test_a_pair_that_cannot_run_says_why(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 @pytest.mark.parametrize("target, name, why", [
-    ("amx", "rtl", "target 'amx' has no rtl backend (its backends: sim)"),
-    ("amx", "stream", "target 'amx' has no stream backend (its backends: sim)"),
+    ("amx", "rtl", "target 'amx' has no rtl backend (its backends: sim, emulated, native)"),
+    ("amx", "stream", "target 'amx' has no stream backend (its backends: sim, emulated, native)"),
     ("qkv", "stream", "target 'qkv' has no stream backend (its backends: sim, rtl)"),
 ])
 def test_cli_exits_3_with_one_line_for_a_pair_that_cannot_run(target: str, name: str, why: str, tmp_path: Path,

@@ -115,5 +115,5 @@ def test_rtl_backend_names_targets_without_rtl() -> None:
     from compilers.backend import BackendUnavailable
     from compilers.targets import load_target
 
-    with pytest.raises(BackendUnavailable, match=r"^target 'amx' has no rtl backend \(its backends: sim\)$"):
+    with pytest.raises(BackendUnavailable, match=r"^target 'amx' has no rtl backend \(its backends: sim, emulated, native\)$"):
         get_backend(load_target("amx"), "rtl")

@@ -24,7 +24,12 @@ NP = {"u8": np.uint8, "s16": np.int16, "f32": np.float32, "s32": np.int32}
 #: operand: index computations (dynamic-*), values made from nothing (iota, constant), tuples,
 #: and the two read as gathers of several operands (concatenate, select: Views._concat, _select)
 NOT_ONE_OPERAND_GATHERS = {"dynamic-slice", "dynamic-update-slice", "iota", "constant", "parameter", "tuple",
-                           "get-tuple-element", "concatenate", "select"}
+                           "get-tuple-element", "concatenate", "select",
+                           # positions that depend on data (index operands; the values sorted)
+                           "gather", "scatter", "sort", "topk",
+                           # a reinterpretation through the operand's physical layout, which no
+                           # instruction's semantics uses: the tiling does not read it
+                           "bitcast"}
 
 
 def _s(xs: list[int]) -> str:
