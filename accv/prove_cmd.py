@@ -42,7 +42,11 @@ def add_parser(sub: Any) -> None:
                    help="the weakest verdict that passes (default bounded: PROVED or BOUNDED n<=N)")
     p.add_argument("--rank", type=int, default=3, help="prove rank-polymorphic library rules for ranks 1..R (default 3)")
     p.add_argument("--bound", type=int, default=3, help="size bound N of bounded proofs (default 3)")
-    p.add_argument("--timeout", type=float, default=20.0, help="z3 timeout per query, seconds (default 20)")
+    p.add_argument("--rlimit", type=int, default=None,
+                   help="z3 resource limit per query, the limit that decides UNKNOWN the same on any machine "
+                        "(default: verif.limits.RLIMIT; 0: none)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="wall-clock safety stop per query, seconds (default: verif.limits.TIMEOUT_S)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="prove on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786; "
@@ -103,8 +107,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         if not args.quiet:
             bar.write(r.line(), file=sys.stdout)
 
-    results = run_tasks(rules, tasks, timeout=args.timeout, bound=args.bound, jobs=args.jobs, cache=cache,
-                        progress=progress, use_cache=not args.no_cache, scheduler=args.scheduler)
+    results = run_tasks(rules, tasks, timeout=args.timeout, rlimit=args.rlimit, bound=args.bound, jobs=args.jobs,
+                        cache=cache, progress=progress, use_cache=not args.no_cache, scheduler=args.scheduler)
     bar.close()
     _fill_counterexamples(rules, results, args)
     summaries = summarize(rules, results)
@@ -158,7 +162,7 @@ def _fill_counterexamples(rules: dict, results: list, args: argparse.Namespace) 
     for k, r in enumerate(results):
         if r.verdict == "refuted" and r.counterexample is None and r.rule not in done:
             done.add(r.rule)
-            again = prove(rules[r.rule], r.dtype, r.rank, args.timeout, args.bound)
+            again = prove(rules[r.rule], r.dtype, r.rank, args.timeout, args.bound, args.rlimit)
             if again.verdict == "refuted":
                 again.seconds = r.seconds
                 results[k] = again
