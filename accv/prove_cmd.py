@@ -57,6 +57,9 @@ def add_parser(sub: Any) -> None:
                    help="where refutations' HLO pairs and inputs are written (default build/prove)")
     p.add_argument("--no-cache", action="store_true", help="ignore cached results (still updates the cache)")
     p.add_argument("--quiet", action="store_true", help="only the summary")
+    p.add_argument("--update-lock", action="store_true",
+                   help="re-prove the proof lock's stale entries (verif/proofs.lock), prove the named library rules' "
+                        "instantiations it lacks, and rewrite it")
     p.set_defaults(fn=cmd_prove)
 
 
@@ -97,6 +100,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from verif.cache import ProofCache
     from verif.run import run_tasks, summarize, table, tasks_for, timing, worst
 
+    if args.update_lock:
+        return _update_lock(args)
     rules = _select(args)
     tasks = tasks_for(rules.values(), args.rank)
     cache = ProofCache()
@@ -138,6 +143,41 @@ def cmd_prove(args: argparse.Namespace) -> int:
         print(f"accv: --require proved: {counts['bounded']} proof(s) only BOUNDED (no counterexample up to "
               f"n = {args.bound}, not a proof for every size)", file=sys.stderr)
     return code
+
+
+def _update_lock(args: argparse.Namespace) -> int:
+    """``--update-lock``: the stale entries and the named library rules (all with ``--all``) are
+    proved (the proof cache first) and the lock rewritten with every passing result."""
+    from rewrite_rules.library import load
+    from verif.cache import ProofCache
+    from verif.lock import ProofLock, update_lock
+    from verif.run import tasks_for
+
+    lib = load()
+    if args.rule:
+        raise InputError("--update-lock takes library rules and families (the compiler uses no others)")
+    chosen = _select(args) if (args.rules or args.all) else {}
+    other = sorted(n for n, r in chosen.items() if lib.get(n) is not r)
+    if other:
+        raise InputError(f"--update-lock: '{other[0]}' is not a library rule (the lock is the compiler's)")
+    lock = ProofLock()
+    stale = lock.stale(lib)
+    for e, why in stale:
+        print(f"stale: {e['rule']} [{e['dtype']} r{e['rank']}]: {why}")
+    wanted = [(t.rule, t.dtype, t.rank) for t in tasks_for(chosen.values(), args.rank)]
+
+    def progress(r) -> None:  # noqa: ANN001
+        if not args.quiet:
+            print(r.line())
+
+    up = update_lock(lock, lib, wanted, bound=args.bound, jobs=args.jobs,
+                     cache=None if args.no_cache else ProofCache(), timeout=args.timeout, rlimit=args.rlimit,
+                     progress=progress, scheduler=args.scheduler)
+    for d in up.dropped:
+        print(f"dropped: {d}")
+    print(f"{lock.path}: {up.written} entries ({len(up.results)} proved or read from the proof cache now, "
+          f"{up.kept} current entries kept, {len(up.dropped)} dropped)")
+    return exit_code([r.verdict for r in up.results], "bounded")
 
 
 def exit_code(verdicts: list[str], require: str = "bounded") -> int:
