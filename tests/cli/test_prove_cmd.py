@@ -105,3 +105,21 @@ def test_junit_has_one_testcase_per_instantiation(tmp_path: Path) -> None:
     failed = [c.get("name") for c in cases if c.find("failure") is not None]
     assert len(failed) == 4 and all("subtract" in n for n in failed)
     assert root.get("tests") == "5" and root.get("failures") == "4"
+
+
+def test_xla_spellings_parse_and_the_name_keeps_them() -> None:
+    """XLA's logical operators (Python keywords as bare names) and hyphenated opcodes read in the
+    text form; a hyphen elsewhere stays arithmetic and the rule's name is the line as written."""
+    from accv.rule_text import RuleSyntaxError, parse_rule
+    from rewrite_rules.dsl import Op
+
+    r = parse_rule("logical_not(logical_not(p)) => p  for pred  rank 1")
+    lhs = r.instantiate("pred", 1)[1]
+    assert isinstance(lhs, Op) and lhs.opcode == "not" and lhs.args[0].opcode == "not"
+    r = parse_rule("shift-right-logical(x, 0) => x  for u8  rank 1")
+    assert r.name == "shift-right-logical(x, 0) => x for u8 rank 1"
+    assert r.instantiate("u8", 1)[1].opcode == "shift-right-logical"
+    r = parse_rule("slice(x, [a], [x.shape[0]-a]) => x  for s8  rank 1  if a == 0")   # x.shape[0]-a: minus
+    assert r.instantiate("s8", 1)[1].opcode == "slice"
+    with pytest.raises(RuleSyntaxError, match="<rule>:1:1: expected a tensor"):   # not an opcode: no - such(x)
+        parse_rule("no-such(x) => x  for s8  rank 1")
