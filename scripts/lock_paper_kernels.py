@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         paths = [p for p in paths if Path(p).stem in keep]
     t0 = time.perf_counter()
     wanted: set[tuple[str, str, int]] = set()
-    with ProcessPoolExecutor(max_workers=args.jobs) as ex:
+    # one process per kernel: a target's rule instantiations are memoized per process, so a later
+    # kernel in the same process would not ask the gate what an earlier one did
+    with ProcessPoolExecutor(max_workers=args.jobs, max_tasks_per_child=1) as ex:
         for name, got, secs in ex.map(asked, paths):
             print(f"{name}: {len(got)} rule instantiations asked, {secs:.1f} s proving at first use", flush=True)
             wanted.update(got)
