@@ -178,7 +178,9 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
     what = "RTL-measured" if cost is not None else "estimated"
     print(f"{args.file}: {len(prog.instructions)} instructions for {acc.name}, {what} {res.cost:g} cycles, "
           f"{hbm_bytes} HBM bytes moved, {len(prog.constants)} constant(s); compiled in {st.total * 1e3:.1f} ms "
-          f"({st.candidates} candidate(s); the selected one found after {st.best_at * 1e3:.1f} ms, generation not "
+          + (f"(+ {gate.seconds:.1f} s proving {len(gate.proved_now)} rule instantiation(s) at first use) "
+             if gate.proved_now else "")
+          + f"({st.candidates} candidate(s); the selected one found after {st.best_at * 1e3:.1f} ms, generation not "
           "counted)")
     if st.times["gen"] >= 0.001:
         print(f"  of which {st.times['gen'] * 1e3:.1f} ms generated this process's rule instantiations and "

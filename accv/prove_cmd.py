@@ -42,7 +42,11 @@ def add_parser(sub: Any) -> None:
                    help="the weakest verdict that passes (default bounded: PROVED or BOUNDED n<=N)")
     p.add_argument("--rank", type=int, default=3, help="prove rank-polymorphic library rules for ranks 1..R (default 3)")
     p.add_argument("--bound", type=int, default=3, help="size bound N of bounded proofs (default 3)")
-    p.add_argument("--timeout", type=float, default=20.0, help="z3 timeout per query, seconds (default 20)")
+    p.add_argument("--rlimit", type=int, default=None,
+                   help="z3 resource limit per query, the limit that decides UNKNOWN the same on any machine "
+                        "(default: verif.limits.RLIMIT; 0: none)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="wall-clock safety stop per query, seconds (default: verif.limits.TIMEOUT_S)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="prove on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786; "
@@ -53,6 +57,9 @@ def add_parser(sub: Any) -> None:
                    help="where refutations' HLO pairs and inputs are written (default build/prove)")
     p.add_argument("--no-cache", action="store_true", help="ignore cached results (still updates the cache)")
     p.add_argument("--quiet", action="store_true", help="only the summary")
+    p.add_argument("--update-lock", action="store_true",
+                   help="re-prove the proof lock's stale entries (verif/proofs.lock), prove the named library rules' "
+                        "instantiations it lacks, and rewrite it")
     p.set_defaults(fn=cmd_prove)
 
 
@@ -93,6 +100,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from verif.cache import ProofCache
     from verif.run import run_tasks, summarize, table, tasks_for, timing, worst
 
+    if args.update_lock:
+        return _update_lock(args)
     rules = _select(args)
     tasks = tasks_for(rules.values(), args.rank)
     cache = ProofCache()
@@ -103,8 +112,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         if not args.quiet:
             bar.write(r.line(), file=sys.stdout)
 
-    results = run_tasks(rules, tasks, timeout=args.timeout, bound=args.bound, jobs=args.jobs, cache=cache,
-                        progress=progress, use_cache=not args.no_cache, scheduler=args.scheduler)
+    results = run_tasks(rules, tasks, timeout=args.timeout, rlimit=args.rlimit, bound=args.bound, jobs=args.jobs,
+                        cache=cache, progress=progress, use_cache=not args.no_cache, scheduler=args.scheduler)
     bar.close()
     _fill_counterexamples(rules, results, args)
     summaries = summarize(rules, results)
@@ -136,6 +145,41 @@ def cmd_prove(args: argparse.Namespace) -> int:
     return code
 
 
+def _update_lock(args: argparse.Namespace) -> int:
+    """``--update-lock``: the stale entries and the named library rules (all with ``--all``) are
+    proved (the proof cache first) and the lock rewritten with every passing result."""
+    from rewrite_rules.library import load
+    from verif.cache import ProofCache
+    from verif.lock import ProofLock, update_lock
+    from verif.run import tasks_for
+
+    lib = load()
+    if args.rule:
+        raise InputError("--update-lock takes library rules and families (the compiler uses no others)")
+    chosen = _select(args) if (args.rules or args.all) else {}
+    other = sorted(n for n, r in chosen.items() if lib.get(n) is not r)
+    if other:
+        raise InputError(f"--update-lock: '{other[0]}' is not a library rule (the lock is the compiler's)")
+    lock = ProofLock()
+    stale = lock.stale(lib)
+    for e, why in stale:
+        print(f"stale: {e['rule']} [{e['dtype']} r{e['rank']}]: {why}")
+    wanted = [(t.rule, t.dtype, t.rank) for t in tasks_for(chosen.values(), args.rank)]
+
+    def progress(r) -> None:  # noqa: ANN001
+        if not args.quiet:
+            print(r.line())
+
+    up = update_lock(lock, lib, wanted, bound=args.bound, jobs=args.jobs,
+                     cache=None if args.no_cache else ProofCache(), timeout=args.timeout, rlimit=args.rlimit,
+                     progress=progress, scheduler=args.scheduler)
+    for d in up.dropped:
+        print(f"dropped: {d}")
+    print(f"{lock.path}: {up.written} entries ({len(up.results)} proved or read from the proof cache now, "
+          f"{up.kept} current entries kept, {len(up.dropped)} dropped)")
+    return exit_code([r.verdict for r in up.results], "bounded")
+
+
 def exit_code(verdicts: list[str], require: str = "bounded") -> int:
     """The exit status of a list of verdicts (see the module docstring)."""
     from verif.run import worst
@@ -158,7 +202,7 @@ def _fill_counterexamples(rules: dict, results: list, args: argparse.Namespace) 
     for k, r in enumerate(results):
         if r.verdict == "refuted" and r.counterexample is None and r.rule not in done:
             done.add(r.rule)
-            again = prove(rules[r.rule], r.dtype, r.rank, args.timeout, args.bound)
+            again = prove(rules[r.rule], r.dtype, r.rank, args.timeout, args.bound, args.rlimit)
             if again.verdict == "refuted":
                 again.seconds = r.seconds
                 results[k] = again

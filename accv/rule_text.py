@@ -43,6 +43,21 @@ GROUPS = {"INTS": dsl.INTS, "SINTS": dsl.SINTS, "UINTS": dsl.UINTS, "FLOATS": ds
 _DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 _REGIONS = ("add", "maximum", "minimum", "multiply", "and", "or", "xor")
 _NAMED = {"inf": math.inf, "nan": math.nan}
+#: other spellings of operators: XLA's logical names (``not``/``and``/``or`` are Python keywords,
+#: so the bare names do not parse) and its long names
+_ALIASES = {"logical_not": "not", "logical_and": "and", "logical_or": "or", "logical_xor": "xor",
+            "bitcast_convert": "bitcast"}
+#: an operator name with hyphens as XLA spells it (``shift-left(x, y)``), read as ``shift_left``
+_HYPHENATED = re.compile(r"(?<![\w.])([A-Za-z]+(?:-[A-Za-z]+)+)(?=\s*\()")
+
+
+def _unhyphenate(code: str) -> str:
+    """``code`` with every hyphenated operator name written with ``_`` (same length: columns keep)."""
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1)
+        known = name in REGISTRY or name.replace("-", "_") in _ALIASES
+        return name.replace("-", "_") if known else name
+    return _HYPHENATED.sub(sub, code)
 
 
 class RuleSyntaxError(AccvError):
@@ -138,6 +153,8 @@ class _Builder:
     def ints_list(self, e: ast.expr) -> list[Any]:
         if isinstance(e, (ast.List, ast.Tuple, ast.Set)):
             return [self.integer(x) for x in e.elts]
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):    # [n] + shape(x)
+            return self.ints_list(e.left) + self.ints_list(e.right)
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "shape" and len(e.args) == 1:
             t = self.tensor(e.args[0])
             if not isinstance(t, TVar):
@@ -173,7 +190,7 @@ class _Builder:
 
     def call(self, e: ast.Call) -> Node | _Splat:
         assert isinstance(e.func, ast.Name)
-        name = e.func.id
+        name = _ALIASES.get(e.func.id, e.func.id)
         kw = {k.arg: k.value for k in e.keywords if k.arg is not None}
         args = list(e.args)
         f = getattr(self, "_op_" + name, None)
@@ -457,7 +474,8 @@ def _shift(tree: ast.AST, by: int) -> None:
 def parse_rule(text: str, *, file: str = "<rule>", line: int = 1, family: str = "user",
                dtypes: Sequence[str] | None = None, registry: dict[str, Rule] | None = None) -> Rule:
     """One rule from its text form (``dtypes`` overrides the ``for`` clause)."""
-    code = text.split("#", 1)[0].rstrip()
+    written = text.split("#", 1)[0].rstrip()
+    code = _unhyphenate(written)
     if "=>" not in code:
         raise RuleSyntaxError("expected 'LHS => RHS'", SourceLoc(file, line, 1))
     arrow = code.index("=>")
@@ -507,7 +525,7 @@ def parse_rule(text: str, *, file: str = "<rule>", line: int = 1, family: str = 
             var_dtypes[m.group(1)] = m.group(2)
         if not var_dtypes:
             raise RuleSyntaxError("'with' takes NAME: DTYPE, ...", SourceLoc(file, line, p.col + 1))
-    name = " ".join(code.split())
+    name = " ".join(written.split())
     build = TextBuild(name, lhs, rhs, conds, var_dtypes, (file, line, []))
     # a dry run at the first claim reports unknown operators, arity and shape-inference errors here
     for d in claim[:1]:

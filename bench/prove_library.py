@@ -36,14 +36,16 @@ sys.path.insert(0, str(ROOT))
 _ORDER = ("error", "refuted", "unknown", "bounded", "proved")
 
 
-def _one(name: str, dtype: str, rank: int, timeout: float, bound: int) -> dict[str, Any]:
+def _one(name: str, dtype: str, rank: int, timeout: float | None, bound: int, rlimit: int | None) -> dict[str, Any]:
     from rewrite_rules.library import load
+    from verif import limits
     from verif.prover import ProverBug, prove
 
     rule = load()[name]
+    limits.USAGE = usage = []
     w0, c0 = time.perf_counter(), time.process_time()
     try:
-        r = prove(rule, dtype, rank, timeout, bound)
+        r = prove(rule, dtype, rank, timeout, bound, rlimit)
         verdict, gen, detail = r.verdict, r.generality, r.detail
     except ProverBug as e:
         verdict, gen, detail = "error", "", f"prover bug: {e}"
@@ -51,7 +53,9 @@ def _one(name: str, dtype: str, rank: int, timeout: float, bound: int) -> dict[s
         verdict, gen, detail = "error", "", f"{type(e).__name__}: {e}".splitlines()[0]
     return {"rule": name, "dtype": dtype, "rank": rank, "verdict": verdict, "generality": gen,
             "wall_s": round(time.perf_counter() - w0, 4), "cpu_s": round(time.process_time() - c0, 4),
-            "detail": detail[:300]}
+            "detail": detail[:300],
+            # the largest rlimit a query of this proof used and got an answer with (sat/unsat)
+            "rlimit_max": max((u for u, res in usage if res != "unknown"), default=0)}
 
 
 def _key(r: dict[str, Any]) -> str:
@@ -66,7 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rules", default="", help="comma-separated substrings: only rules whose name contains one")
     ap.add_argument("--rank", type=int, default=3)
     ap.add_argument("--bound", type=int, default=3)
-    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="wall-clock safety stop per query, s (default verif.limits.TIMEOUT_S)")
+    ap.add_argument("--rlimit", type=int, default=None,
+                    help="z3 resource limit per query (default verif.limits.RLIMIT; 0: none)")
     ap.add_argument("--compare", help="an earlier results JSON: print every verdict that changed")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "prove_library.json"))
     args = ap.parse_args(argv)
@@ -74,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     import os
     os.environ["ACCV_PROOF_CACHE"] = tempfile.mkdtemp(prefix="accv-proofs-")
     from rewrite_rules.library import load
+    from verif import limits
     from verif.run import tasks_for
 
     lib = load()
@@ -90,11 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     recs: list[dict[str, Any]] = []
     if args.jobs <= 1:
         for t in tasks:
-            recs.append(_one(t.rule, t.dtype, t.rank, args.timeout, args.bound))
+            recs.append(_one(t.rule, t.dtype, t.rank, args.timeout, args.bound, args.rlimit))
     else:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as ex:
-            futs = [ex.submit(_one, t.rule, t.dtype, t.rank, args.timeout, args.bound) for t in tasks]
+            futs = [ex.submit(_one, t.rule, t.dtype, t.rank, args.timeout, args.bound, args.rlimit) for t in tasks]
             for k, f in enumerate(as_completed(futs), 1):
                 recs.append(f.result())
                 if k % 200 == 0:
@@ -128,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         "per_instantiation_wall_s": stats([r["wall_s"] for r in recs]),
         "per_instantiation_cpu_s": stats([r["cpu_s"] for r in recs]),
         "verdicts": counts,
+        "rlimit": args.rlimit if args.rlimit is not None else limits.RLIMIT,
+        "rlimit_max_answered": max((r.get("rlimit_max", 0) for r in recs), default=0),
         "slowest": [{"rule": k, **v} for k, v in slowest],
     }
     out = Path(args.out)
@@ -145,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         s = summary[what]
         print(f"  {what:<26} total {s['total']:>9.1f}  median {s['median']:>8.4f}  max {s['max']:>8.2f}")
     print("  verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    print(f"  rlimit per query {summary['rlimit']}; the largest query that answered used {summary['rlimit_max_answered']}")
     print(f"wrote {out}")
 
     if old is not None:

@@ -22,6 +22,39 @@ BEGIN, END = "<!-- xla-simplifier-table -->", "<!-- /xla-simplifier-table -->"
 ORDER = ("error", "refuted", "unknown", "bounded", "proved")
 
 
+def _values(v: object) -> str:
+    """A JSON value list of a counterexample as text: floats as value (bits), bf16 included."""
+    import numpy as np
+
+    if isinstance(v, dict):
+        bits = np.asarray(v["bits"], dtype=np.uint64)
+        if v["dtype"] == "bfloat16":
+            vals = (bits.astype(np.uint32) << 16).view(np.float32)
+            w = 4
+        else:
+            w = np.dtype(v["dtype"]).itemsize * 2
+            vals = bits.astype(f"u{w // 2}").view(v["dtype"])
+        flat = [f"{float(x)!r}(0x{int(b):0{w}X})" for x, b in zip(vals.reshape(-1), bits.reshape(-1), strict=True)]
+        return "[" + ", ".join(flat[:6]) + (" ...]" if len(flat) > 6 else "]")
+    flat = np.asarray(v).reshape(-1).tolist()
+    return str(flat[:6])[:-1] + (" ...]" if len(flat) > 6 else "]")
+
+
+def refutations(data: dict) -> list[str]:
+    """One replayed counterexample per refuted rewrite (its first refuted dtype that carries one)."""
+    out = []
+    for r in data["rules"]:
+        cex = next((i for i in r["instantiations"] if i["verdict"] == "refuted" and "counterexample" in i), None)
+        if cex is None:
+            continue
+        c = cex["counterexample"]
+        ins = ", ".join(f"{k} = {_values(v)}" for k, v in c["inputs"].items())
+        outs = (f"lhs {_values(c['lhs_out'])} vs rhs {_values(c['rhs_out'])}" if c.get("lhs_hlo") and c.get("rhs_hlo")
+                else c["reason"])
+        out.append(f"- `{r['rule']}` ({cex['dtype']}, sizes {c['sizes']}): {ins} -> {outs}")
+    return out
+
+
 def table(data: dict) -> str:
     rows = ["| rewrite | proved | bounded | refuted (replayed) | unknown |", "|---|---|---|---|---|"]
     counts = dict.fromkeys(ORDER, 0)
@@ -36,7 +69,11 @@ def table(data: dict) -> str:
                     f"{(cell['unknown'] + ' ' + cell['error']).strip()} |")
     head = (f"{len(data['rules'])} rewrites: " + ", ".join(f"{counts[v]} {v}" for v in reversed(ORDER) if counts[v])
             + " (a rewrite counts under its weakest dtype; per dtype below).")
-    return head + "\n\n" + "\n".join(rows)
+    cex = refutations(data)
+    tail = ("\n\nEach refutation's counterexample, replayed on the reference interpreter (the two sides' "
+            "outputs differ there; `accv prove` writes the HLO pair and inputs under `--cex-dir`):\n\n" +
+            "\n".join(cex)) if cex else ""
+    return head + "\n\n" + "\n".join(rows) + tail
 
 
 def main(argv: list[str] | None = None) -> int:

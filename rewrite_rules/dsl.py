@@ -142,12 +142,16 @@ class Rule:
         defines it (so a helper or constant the rule uses is covered), and the source of the
         semantics and the prover it is proved with (a change to an operator's semantics or to the
         encoding invalidates every cached proof)."""
-        h = hashlib.sha256()
-        for part in (self.name, self.family, ",".join(self.dtypes), str(self.ranks), self.source,
-                     _module_source(self.build), _semantics_fingerprint()):
-            h.update(part.encode())
-            h.update(b"\0")
-        return h.hexdigest()[:24]
+        return _hash((*self._text_parts(), _semantics_fingerprint()))
+
+    def text_hash(self) -> str:
+        """The rule's own part of :meth:`content_hash` (name, claims, its source and its module's),
+        without the semantics fingerprint: the proof lock tells which of the two changed."""
+        return _hash(self._text_parts())
+
+    def _text_parts(self) -> tuple[str, ...]:
+        return (self.name, self.family, ",".join(self.dtypes), str(self.ranks), self.source,
+                _module_source(self.build))
 
     def instantiate(self, dtype: str, rank: int) -> tuple[RuleCtx, Node, Node, list[Any]]:
         c = RuleCtx(DTYPES[dtype], rank)
@@ -156,6 +160,14 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {}
+
+
+def _hash(parts: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
 
 
 def _module_source(fn: Callable[..., Any]) -> str:
@@ -172,13 +184,14 @@ _FINGERPRINT: list[str] = []
 def _semantics_fingerprint() -> str:
     """Hash of the sources the meaning of a proof depends on: semantics/ops and the graph SMT
     encoder, the pattern language and instantiation, and verif's encoders, prover and replay.
-    verif's bookkeeping (the gate, the cache, the job runner) decides which proofs run and where
-    their records go, not what a proof shows: it is left out, so editing it keeps the cache."""
+    verif's bookkeeping (the gate, the cache, the proof lock, the job runner, the solver's resource
+    limits) decides which proofs run, how long they may take and where their records go, not what a
+    proof shows: it is left out, so editing it keeps the cache."""
     if not _FINGERPRINT:
         from pathlib import Path
 
         root = Path(__file__).resolve().parents[1]
-        bookkeeping = {"__init__.py", "gate.py", "cache.py", "run.py"}
+        bookkeeping = {"__init__.py", "gate.py", "cache.py", "lock.py", "run.py", "limits.py"}
         files = sorted((root / "semantics" / "ops").glob("*.py")) + [root / "semantics" / "smt.py"]
         files += sorted(f for f in (root / "verif").glob("*.py") if f.name not in bookkeeping)
         files += [root / "rewrite_rules" / "dsl.py", root / "rewrite_rules" / "instantiate.py"]

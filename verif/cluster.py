@@ -23,7 +23,8 @@ from .results import ProofResult
 __all__ = ["run_on_cluster"]
 
 
-def _task(name: str, rule: Rule | None, dtype: str, rank: int, timeout: float, bound: int) -> ProofResult:
+def _task(name: str, rule: Rule | None, dtype: str, rank: int, timeout: float | None, bound: int,
+          rlimit: int | None = None) -> ProofResult:
     """On a worker: prove one instantiation (the library rule ``name`` when ``rule`` is None)."""
     from .worker import _LIB, Task, _init_worker, _work
 
@@ -31,11 +32,11 @@ def _task(name: str, rule: Rule | None, dtype: str, rank: int, timeout: float, b
         _init_worker()
     if rule is not None:
         _LIB[name] = rule
-    return _work(Task(name, dtype, rank), timeout, bound)
+    return _work(Task(name, dtype, rank), timeout, bound, rlimit)
 
 
-def run_on_cluster(address: str, tasks: list[Any], extra: dict[str, Rule], timeout: float, bound: int,
-                   connect_timeout: float = 30.0) -> Iterator[ProofResult]:
+def run_on_cluster(address: str, tasks: list[Any], extra: dict[str, Rule], timeout: float | None, bound: int,
+                   connect_timeout: float = 30.0, rlimit: int | None = None) -> Iterator[ProofResult]:
     """Prove ``tasks`` on the cluster whose scheduler is at ``address``; yields results as they finish.
 
     Raises:
@@ -50,7 +51,8 @@ def run_on_cluster(address: str, tasks: list[Any], extra: dict[str, Rule], timeo
     except (OSError, TimeoutError) as e:
         raise InputError(f"--scheduler {address}: cannot connect ({e})") from e
     try:
-        futs = [client.submit(_task, t.rule, extra.get(t.rule), t.dtype, t.rank, timeout, bound, pure=False)
+        futs = [client.submit(_task, t.rule, extra.get(t.rule), t.dtype, t.rank, timeout, bound, rlimit,
+                              pure=False)
                 for t in tasks]
         for f in as_completed(futs):
             yield f.result()

@@ -5,16 +5,18 @@ What belongs here: :class:`ProofGate`, the one gate the compiler (``compilers.ac
 benchmarks and the tests consult, and :class:`ProofStore`, what a gate trusts.
 
 - What it trusts: a record of the proof cache (:class:`verif.cache.ProofCache`) keyed by the
-  rule's content hash, dtype, rank and bound whose status is ``proved`` (:func:`passing`). A rule
-  whose text changed, or that was never proved, or whose proof ended refuted or unknown, does not
-  pass.
+  rule's content hash, dtype, rank and bound whose status is ``proved`` (:func:`passing`), and,
+  where the cache has no record, a current entry of the repository's proof lock
+  (:class:`verif.lock.ProofLock`, ``verif/proofs.lock``: the same key and the prover version). A
+  rule whose text changed, or that was never proved, or whose proof ended refuted or unknown, does
+  not pass.
 - What it proves at first use: with ``prove_missing``, an instantiation with no record is proved
-  on the spot (:func:`verif.prover.prove`, ``timeout_s`` per solver call) and the result cached
-  for the next process; without it, the instantiation is refused and named in
+  on the spot (:func:`verif.prover.prove`: z3's deterministic rlimit per query, ``timeout_s`` a
+  wall-clock safety stop) and the result cached for the next process; without it, the instantiation is refused and named in
   :attr:`ProofGate.skipped`. The gate is consulted at the first match, so only the
   instantiations a kernel uses are ever proved.
-- Its time: :attr:`ProofGate.seconds` counts the time spent proving; the compiler does not count
-  it as compile time.
+- Its time: :attr:`ProofGate.seconds` counts the time spent proving (:attr:`ProofGate.proved_now`
+  names what); the compiler does not count it as compile time, the CLI prints it apart.
 
 An instantiation is anything with ``rule``, ``dtype`` and ``proof_rank`` (the rank whose proof
 covers it: a pointwise-lifted instantiation needs its rank-1 proof); :meth:`ProofGate.passes`
@@ -38,6 +40,7 @@ from rewrite_rules.dsl import Rule
 from semantics.errors import AccvError
 
 from .cache import ProofCache, default_cache_dir
+from .lock import ProofLock
 
 __all__ = ["ProofGate", "ProofStore", "UnprovenRule", "passing"]
 
@@ -60,12 +63,15 @@ def passing(rec: dict[str, Any] | None) -> bool:
 
 
 class ProofStore:
-    """A loaded proof cache and the (rule, dtype, rank, bound) found passing in it."""
+    """A loaded proof cache, the proof lock under it, and the (rule, dtype, rank, bound) found
+    passing in them."""
 
     _SHARED: ClassVar[dict[str, tuple[float, ProofStore]]] = {}
 
-    def __init__(self, cache: ProofCache) -> None:
+    def __init__(self, cache: ProofCache, lock: ProofLock | None = None) -> None:
+        """``lock``: default the checkout's ``verif/proofs.lock`` (:meth:`ProofLock.shared`)."""
         self.cache = cache
+        self.lock = ProofLock.shared() if lock is None else lock
         #: (id(rule), dtype, rank, bound) -> the rule (held: its id stays its own)
         self.passed: dict[tuple[int, str, int, int], Rule] = {}
 
@@ -88,10 +94,10 @@ class ProofGate:
     """Per-instantiation proof gate: :meth:`ok` is True when the instantiation's proof is cached as
     passed (proving it first when ``prove_missing``); answers are memoized per gate."""
 
-    #: z3's limit per solver call when a missing proof is run at first use. Some Gemmini rules
-    #: take 40-65 s of proof on a 2-core machine; a timeout ("unknown") is not cached, but it
-    #: refuses the rule for the whole run, so a loaded machine could compile a different program.
-    #: A generous limit costs nothing where the proof succeeds.
+    #: the wall-clock safety stop per solver call when a missing proof is run at first use; what
+    #: decides is z3's rlimit (:mod:`verif.limits`), the same as ``accv prove``'s, so a loaded
+    #: machine reaches the verdict an idle one does and compiles the same program. A generous
+    #: stop costs nothing where the proof succeeds.
     TIMEOUT_S = 300.0
 
     def __init__(self, prove_missing: bool = False, timeout_s: float = TIMEOUT_S, bound: int = 3,
@@ -133,6 +139,8 @@ class ProofGate:
             return True
         cache = store.cache
         rec = cache.get(rule, dtype, rank, self.bound)
+        if rec is None:
+            rec = store.lock.get(rule, dtype, rank, self.bound)
         if rec is None and self.prove_missing:
             from .prover import prove
 
@@ -152,6 +160,10 @@ class ProofGate:
             self.skipped.add(f"{rule.name} [{dtype} r{rank}]")
         self._memo[key] = good
         return good
+
+    def asked(self) -> list[tuple[str, str, int]]:
+        """Every (rule name, dtype, rank) this gate was asked about, sorted."""
+        return sorted(self._memo)
 
     def proven(self, rules: Sequence[Rule], rank_bound: int, strict: bool = True) -> list[Rule]:
         """The rules whose every claimed (dtype, rank <= ``rank_bound``) instantiation passes

@@ -33,6 +33,7 @@ from semantics.ops import _z3util as Z
 
 from .replay import outputs_differ, replay_graphs, replay_symbolic
 from .results import Counterexample, ProofResult, ProverBug, verdict_of
+from .limits import Limits, check, solver, why_unknown
 from .queries import MEMO, elements_unsat
 from .symbolic import Encoder, NotSymbolic
 
@@ -63,12 +64,19 @@ def _uninterpreted(*nodes: Node) -> list[str]:
     return sorted(found)
 
 
-def prove(rule: Rule, dtype: str, rank: int, timeout_s: float = 10.0, bound: int = 3) -> ProofResult:
-    """Prove ``rule`` for one dtype and rank (symbolic first, bounded when needed)."""
+def prove(rule: Rule, dtype: str, rank: int, timeout_s: float | None = None, bound: int = 3,
+          rlimit: int | None = None) -> ProofResult:
+    """Prove ``rule`` for one dtype and rank (symbolic first, bounded when needed). Every z3 query
+    gets ``rlimit`` resource units (default :data:`verif.limits.RLIMIT`: the limit that decides,
+    the same on any machine) and ``timeout_s`` wall seconds (default
+    :data:`verif.limits.TIMEOUT_S`: a safety stop only)."""
+    from . import limits
+
+    lim = Limits(limits.TIMEOUT_S if timeout_s is None else timeout_s, limits.RLIMIT if rlimit is None else rlimit)
     t0 = time.perf_counter()
     draws = Z.nan_draws()
     try:
-        return _prove(rule, dtype, rank, timeout_s, bound, t0)
+        return _prove(rule, dtype, rank, lim, bound, t0)
     except ProverBug as e:
         if Z.nan_draws() == draws:
             raise
@@ -78,10 +86,10 @@ def prove(rule: Rule, dtype: str, rank: int, timeout_s: float = 10.0, bound: int
                            detail=f"the claim depends on the bits of a computed NaN, which are not modelled ({e})")
 
 
-def _prove(rule: Rule, dtype: str, rank: int, timeout_s: float, bound: int, t0: float) -> ProofResult:
+def _prove(rule: Rule, dtype: str, rank: int, lim: Limits, bound: int, t0: float) -> ProofResult:
     ctx, lhs, rhs, pre = rule.instantiate(dtype, rank)
     unint = _uninterpreted(lhs, rhs)
-    ill = _check_right_side(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s)
+    ill = _check_right_side(rule, ctx, lhs, rhs, pre, dtype, rank, lim)
     if ill is not None:
         ill.seconds = time.perf_counter() - t0
         ill.uninterpreted = unint
@@ -91,12 +99,12 @@ def _prove(rule: Rule, dtype: str, rank: int, timeout_s: float, bound: int, t0: 
         # quick random check (small counterexamples that replay by construction) runs only where
         # the symbolic query does not prove the rule
         try:
-            res = _prove_symbolic(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s)
+            res = _prove_symbolic(rule, ctx, lhs, rhs, pre, dtype, rank, lim)
             bug = None
         except ProverBug as e:
             res, bug = None, e
         if res is None or res.status != "proved":
-            quick = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s, bound=2, max_instances=12,
+            quick = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, lim, bound=2, max_instances=12,
                                    random_only=True)
             if quick.status == "refuted":
                 quick.seconds = time.perf_counter() - t0
@@ -106,11 +114,11 @@ def _prove(rule: Rule, dtype: str, rank: int, timeout_s: float, bound: int, t0: 
                 raise bug
         assert res is not None
         if res.status == "unknown":
-            b = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s, bound)
+            b = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, lim, bound)
             b.detail = f"symbolic: {res.detail}; " + b.detail if b.status != "refuted" else b.detail
             res = b
     except NotSymbolic as e:
-        res = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, timeout_s, bound)
+        res = _prove_bounded(rule, ctx, lhs, rhs, pre, dtype, rank, lim, bound)
         res.detail = f"{e.args[0]} has no symbolic-shape encoding" + (f"; {res.detail}" if res.detail else "")
     res.seconds = time.perf_counter() - t0
     res.uninterpreted = unint
@@ -118,7 +126,7 @@ def _prove(rule: Rule, dtype: str, rank: int, timeout_s: float, bound: int, t0: 
 
 
 def _check_right_side(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any], dtype: str, rank: int,
-                      timeout_s: float) -> ProofResult | None:
+                      lim: Limits) -> ProofResult | None:
     """Type-check the right side before any proof: at one instance of the sizes and attributes
     that satisfies the preconditions and the left side's well-formedness (smallest found), both
     sides are built as graphs through the operator table's type and shape rules. Operand dtypes,
@@ -132,13 +140,12 @@ def _check_right_side(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[
         wf = _shape_conditions(enc, lhs)
     except NotSymbolic:
         return None
-    s = z3.Solver()
-    s.set("timeout", int(min(timeout_s, 5.0) * 1000))
+    s = solver(Limits(lim.timeout_s, lim.rlimit // 4))   # a quick look: a quarter of the rlimit
     s.add(*pre, *wf)
     sizes = [n for t in ctx.tensors.values() for n in t.shape]
     m = _small_model(s, sizes, caps=(4, 8, 16))
     if m is None:
-        if s.check() != z3.sat:
+        if check(s) != z3.sat:
             return None   # vacuous or unknown: the provers below report it
         m = s.model()
     ev = evaluator(model=m)
@@ -158,41 +165,40 @@ def _check_right_side(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[
 
 
 def _prove_symbolic(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any], dtype: str, rank: int,
-                    timeout_s: float) -> ProofResult:
+                    lim: Limits) -> ProofResult:
     enc_l = Encoder(ctx.dtype)
     L = enc_l.encode(lhs)
     enc_r = Encoder(ctx.dtype)
     R = enc_r.encode(rhs)
-    s = z3.Solver()
-    s.set("timeout", int(timeout_s * 1000))
+    s = solver(lim)
     s.add(*pre, *enc_l.wf)
-    inhabited = s.check()
+    inhabited = check(s)
     if inhabited == z3.unsat:   # a proof over no instance proves nothing: flag the rule instead
         return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0,
                            detail="vacuous: no well-formed left side satisfies the preconditions")
     if L.rank != R.rank or L.dtype != R.dtype:
-        return _refute_structure(rule, ctx, lhs, rhs, pre, dtype, rank, enc_l, timeout_s,
+        return _refute_structure(rule, ctx, lhs, rhs, pre, dtype, rank, enc_l, lim,
                                  f"sides differ in rank/dtype: {L.dtype}[rank {L.rank}] vs {R.dtype}[rank {R.rank}]")
     idx = [z3.Int(f"i{k}") for k in range(L.rank)]
     in_bounds = z3.And(*[z3.And(0 <= i, i < n) for i, n in zip(idx, L.shape, strict=True)]) if idx else z3.BoolVal(True)
     shape_diff = z3.Or(*[a != b for a, b in zip(L.shape, R.shape, strict=True)]) if idx else z3.BoolVal(False)
     wf_r = z3.And(*enc_r.wf) if enc_r.wf else z3.BoolVal(True)
     elem = L.at(idx) != R.at(idx)
-    if elements_unsat(elem, timeout_s):
+    if elements_unsat(elem, lim):
         # the elements agree wherever they are read: what is left is the integer part (shapes,
         # the right side's well-formedness); anything but unsat there goes to the full query
         s.push()
         s.add(z3.Or(z3.Not(wf_r), shape_diff))
-        r = s.check()
+        r = check(s)
         s.pop()
         if r == z3.unsat:
             return ProofResult(rule.name, dtype, rank, "proved", "symbolic", 0.0)
     s.add(z3.Or(z3.Not(wf_r), shape_diff, z3.And(in_bounds, elem)))
-    r = s.check()
+    r = check(s)
     if r == z3.unsat:
         return ProofResult(rule.name, dtype, rank, "proved", "symbolic", 0.0)
     if r == z3.unknown:
-        return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"z3: {s.reason_unknown()}")
+        return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"z3: {why_unknown(s, lim)}")
     m = _small_model(s, [n for t in ctx.tensors.values() for n in t.shape]) or s.model()
     cex = replay_symbolic(rule, ctx, lhs, rhs, dtype, m, enc_l, idx)
     return ProofResult(rule.name, dtype, rank, "refuted", "symbolic", 0.0, detail=cex.summary(), counterexample=cex)
@@ -201,11 +207,11 @@ def _prove_symbolic(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[An
 def _small_model(s: z3.Solver, sizes: list[Any], caps: tuple[int, ...] = (2, 4, 8)) -> z3.ModelRef | None:
     """A model with small tensors if there is one (small counterexamples replay fast and read well)."""
     if not sizes:
-        return s.model() if s.check() == z3.sat else None
+        return s.model() if check(s) == z3.sat else None
     for cap in caps:
         s.push()
         s.add(*[n <= cap for n in sizes])
-        if s.check() == z3.sat:
+        if check(s) == z3.sat:
             m = s.model()
             s.pop()
             return m
@@ -214,12 +220,11 @@ def _small_model(s: z3.Solver, sizes: list[Any], caps: tuple[int, ...] = (2, 4, 
 
 
 def _refute_structure(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any], dtype: str, rank: int,
-                      enc: Encoder, timeout_s: float, why: str) -> ProofResult:
+                      enc: Encoder, lim: Limits, why: str) -> ProofResult:
     """Sides of different rank or dtype: refuted if some well-formed instance exists."""
-    s = z3.Solver()
-    s.set("timeout", int(timeout_s * 1000))
+    s = solver(lim)
     s.add(*pre, *enc.wf)
-    if s.check() != z3.sat:
+    if check(s) != z3.sat:
         return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0,
                            detail="vacuous: no well-formed left side satisfies the preconditions")
     cex = replay_symbolic(rule, ctx, lhs, rhs, dtype, s.model(), enc, [], structural=why)
@@ -245,15 +250,14 @@ def _int_symbols(ctx: RuleCtx, conds: list[Any]) -> list[Any]:
 
 
 def _prove_bounded(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any], dtype: str, rank: int,
-                   timeout_s: float, bound: int, max_instances: int = 1000, random_only: bool = False) -> ProofResult:
+                   lim: Limits, bound: int, max_instances: int = 1000, random_only: bool = False) -> ProofResult:
     """Enumerate instances with sizes <= ``bound``; random-test each, then (unless ``random_only``)
     prove each with the concrete SMT semantics."""
     enc = Encoder(ctx.dtype, shapes_only=True)
     wf = _shape_conditions(enc, lhs)
     syms = _int_symbols(ctx, list(pre) + wf)
     sizes = {str(n) for t in ctx.tensors.values() for n in t.shape}
-    s = z3.Solver()
-    s.set("timeout", int(timeout_s * 1000))
+    s = solver(lim)
     s.add(*pre, *wf)
     for v in syms:
         if str(v) in sizes:
@@ -261,10 +265,11 @@ def _prove_bounded(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any
         else:
             s.add(v >= -bound, v <= 2 * bound)
     instances: list[dict[str, int]] = []
-    deadline = time.perf_counter() + timeout_s * 4
+    # the instance cap decides (deterministic); the wall deadline is the safety stop
+    deadline = time.perf_counter() + lim.timeout_s * 4
     exhausted = False
     while len(instances) < max_instances and time.perf_counter() < deadline:
-        r = s.check()
+        r = check(s)
         if r != z3.sat:
             exhausted = r == z3.unsat
             break
@@ -279,14 +284,14 @@ def _prove_bounded(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[Any
     for n, assign in enumerate(instances):
         # the smallest instances get the full random test; larger ones a few tries (the proof of
         # every instance below is complete, the random runs only find counterexamples sooner)
-        res = _prove_instance(rule, ctx, lhs, rhs, dtype, rank, assign, syms, timeout_s, prove=False,
+        res = _prove_instance(rule, ctx, lhs, rhs, dtype, rank, assign, syms, lim, prove=False,
                               tries=6 if random_only else (24 if n < 12 else 3))
         if res is not None:
             return res
     if random_only:
         return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail="no random counterexample")
     for assign in instances:
-        res = _prove_instance(rule, ctx, lhs, rhs, dtype, rank, assign, syms, timeout_s, prove=True)
+        res = _prove_instance(rule, ctx, lhs, rhs, dtype, rank, assign, syms, lim, prove=True)
         if res is not None:
             return res
     gen = f"bounded {bound}"
@@ -321,7 +326,7 @@ def _shape_conditions(enc: Encoder, node: Node) -> list[Any]:
 
 
 def _prove_instance(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, dtype: str, rank: int,
-                    assign: dict[str, int], syms: list[Any], timeout_s: float, prove: bool = True,
+                    assign: dict[str, int], syms: list[Any], lim: Limits, prove: bool = True,
                     tries: int = 24) -> ProofResult | None:
     """None when equal for every input at this instance (with ``prove=False``: for the random
     inputs tried), else a refutation (or unknown)."""
@@ -348,28 +353,29 @@ def _prove_instance(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, dtype: str, 
     er = encode(gr, ins).outputs[0]
     # One query per output element: the disjunction over all elements is equivalent (unsat iff every
     # element is) but much slower for z3 (a 3x3 int8 dot: 80 s as one query, 4.5 s element by element).
-    deadline = time.perf_counter() + timeout_s
+    # Each element's query has the rlimit; the wall deadline over the instance is the safety stop.
+    deadline = time.perf_counter() + lim.timeout_s
     m = None
     for i in np.ndindex(el.type.shape):
         left = deadline - time.perf_counter()
         if left <= 0:
-            return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0, detail=f"z3 at {assign}: timeout")
+            return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0,
+                               detail=f"z3 at {assign}: wall-clock safety stop ({lim.timeout_s:g}s per instance)")
         diff = z3.simplify(el.terms[i] != er.terms[i])
         if z3.is_false(diff):
             continue   # the same term on both sides
         key = MEMO.canonical(diff)
         if MEMO.known_unsat(key):
             continue   # equal up to names to a query already proved (another element or instance)
-        s = z3.Solver()
-        s.set("timeout", max(1, int(left * 1000)))
+        s = solver(lim, left)
         s.add(diff)
-        r = s.check()
+        r = check(s)
         if r == z3.unsat:
             MEMO.add_unsat(key)
             continue
         if r == z3.unknown:
             return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0,
-                               detail=f"z3 at {assign}, element {i}: {s.reason_unknown()}")
+                               detail=f"z3 at {assign}, element {i}: {why_unknown(s, lim)}")
         m = s.model()
         break
     if m is None:

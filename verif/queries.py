@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import z3
 
+from .limits import Limits, check, solver
+
 __all__ = ["abstract_indices", "elements_unsat", "QueryMemo", "MEMO"]
 
 
@@ -95,7 +97,7 @@ class QueryMemo:
 MEMO = QueryMemo()
 
 
-def elements_unsat(diff: z3.ExprRef, timeout_s: float) -> bool:
+def elements_unsat(diff: z3.ExprRef, lim: Limits) -> bool:
     """True when ``diff`` (a Boolean over the symbolic encoding) is unsat by its index-free
     abstraction (see the module docstring); False means: ask the full query."""
     a = abstract_indices(z3.simplify(diff))
@@ -107,10 +109,9 @@ def elements_unsat(diff: z3.ExprRef, timeout_s: float) -> bool:
     key = MEMO.canonical(a)
     if MEMO.known_unsat(key):
         return True
-    s = z3.Solver()
-    s.set("timeout", max(1, int(timeout_s * 1000)))
+    s = solver(lim)
     s.add(a)
-    r = s.check()
+    r = check(s)
     if r == z3.unsat:
         MEMO.add_unsat(key)
         return True

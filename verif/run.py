@@ -36,11 +36,12 @@ def tasks_for(rules: Iterable[Rule], rank_bound: int) -> list[Task]:
     return out
 
 
-def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, bound: int, jobs: int,
+def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float | None, bound: int, jobs: int,
               cache: ProofCache | None, progress: Callable[[ProofResult], None] | None = None,
-              use_cache: bool = True, scheduler: str | None = None) -> list[ProofResult]:
+              use_cache: bool = True, scheduler: str | None = None, rlimit: int | None = None) -> list[ProofResult]:
     """Prove ``tasks`` (cached results first), on ``jobs`` local workers or, with ``scheduler``,
-    on the Dask cluster at that address (:mod:`verif.cluster`)."""
+    on the Dask cluster at that address (:mod:`verif.cluster`). ``rlimit``/``timeout``: z3's
+    limits per query (default :mod:`verif.limits`'s)."""
     results: list[ProofResult] = []
     todo: list[Task] = []
     for t in tasks:
@@ -58,17 +59,17 @@ def run_tasks(rules: dict[str, Rule], tasks: list[Task], *, timeout: float, boun
     _init_worker(extra)
     if scheduler and todo:
         from .cluster import run_on_cluster
-        for r in run_on_cluster(scheduler, todo, extra, timeout, bound):
+        for r in run_on_cluster(scheduler, todo, extra, timeout, bound, rlimit=rlimit):
             _finish(rules, r, cache, bound, results, progress)
     elif jobs <= 1 or len(todo) <= 1:
         for t in todo:
-            r = _work(t, timeout, bound)
+            r = _work(t, timeout, bound, rlimit)
             _finish(rules, r, cache, bound, results, progress)
     else:
         # forked workers inherit the rules (a user's rules may be closures, which do not pickle)
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
-            futs = [ex.submit(_work, t, timeout, bound) for t in todo]
+            futs = [ex.submit(_work, t, timeout, bound, rlimit) for t in todo]
             for f in as_completed(futs):
                 _finish(rules, f.result(), cache, bound, results, progress)
     return results

@@ -29,10 +29,10 @@ def _init_worker(extra: dict[str, Rule] | None = None) -> None:
         _LIB.update(extra)
 
 
-def _work(task: Task, timeout: float, bound: int) -> ProofResult:
+def _work(task: Task, timeout: float | None, bound: int, rlimit: int | None = None) -> ProofResult:
     rule = _LIB[task.rule]
     try:
-        return prove(rule, task.dtype, task.rank, timeout, bound)
+        return prove(rule, task.dtype, task.rank, timeout, bound, rlimit)
     except ProverBug as e:
         return ProofResult(rule.name, task.dtype, task.rank, "error", "", 0.0, detail=f"prover bug: {e}")
     except Exception as e:  # noqa: BLE001 - one broken rule must not lose the other results

@@ -47,8 +47,18 @@ def test_gemmini_kernels_compile_encode_and_check(name: str, proven_rules: IrRul
     assert chk.ok, f"{name}: {chk.message}"
 
 
+def test_the_proof_lock_alone_compiles_a_paper_kernel(tmp_path, monkeypatch) -> None:
+    """A fresh clone: no proof cache, the repository's verif/proofs.lock, nothing proved now."""
+    monkeypatch.setenv("ACCV_PROOF_CACHE", str(tmp_path / "empty"))
+    acc = load_target("gemmini")
+    gate = ProofGate(prove_missing=False)
+    compile_graph(parse_file(PAPER / "gemmini_gemm.hlo"), acc, rules=IrRules.for_target(acc, gate))
+    assert not gate.skipped and not gate.proved_now
+
+
 def test_unproven_rules_do_not_fire(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("ACCV_PROOF_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setenv("ACCV_PROOF_LOCK", str(tmp_path / "no.lock"))    # nor a proof lock
     acc = load_target("gemmini")
     g = parse_file(PAPER / "gemmini_gemm.hlo")
     gate = ProofGate(prove_missing=False)
