@@ -238,10 +238,35 @@ def fuzz_throughput() -> str:
     return "\n".join(out)
 
 
+def prove_library() -> str:
+    """Proof time of a library sample before and after the prover's speed-ups (bench/prove_library.py)."""
+    rows = [("before", _load("prove_library_before.json")), ("now", _load("prove_library.json"))]
+    out = ["| run | rules | proofs | wall s | CPU s | per-rule CPU median / max | per-rule wall median / max "
+           "| proved | bounded | unknown | refuted |",
+           "|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|"]
+    for label, d in rows:
+        s = d["summary"]
+        cpu, wall, v = s["per_rule_cpu_s"], s["per_rule_wall_s"], s["verdicts"]
+        out.append(f"| {label} | {s['rules']} | {s['instantiations']} | {s['elapsed_wall_s']:.0f} | {cpu['total']:.1f} "
+                   f"| {cpu['median']:.2f} / {cpu['max']:.1f} s | {wall['median']:.2f} / {wall['max']:.1f} s "
+                   f"| {v['proved']} | {v['bounded']} | {v['unknown']} | {v['refuted'] + v['error']} |")
+    out.append("")
+    out += [f"- {label}: `{d['summary']['command']}`" for label, d in rows]
+    return "\n".join(out)
+
+
+def xla_simplifier() -> str:
+    """The XLA algebraic-simplifier rewrites proved over machine types (bench/xla_simplifier.py)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from xla_simplifier import table
+
+    return table(_load("xla_simplifier.json"))
+
+
 #: table name -> renderer (the name is what a ``<!-- table:NAME -->`` marker holds)
 TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
     compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
-    composite_movement, amx_emulated, fuzz_throughput)}
+    composite_movement, amx_emulated, fuzz_throughput, prove_library, xla_simplifier)}
 
 
 def render(name: str) -> str:

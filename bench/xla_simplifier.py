@@ -4,7 +4,8 @@ TensorRight verified over ideal integers and reals) proved over machine types, f
 Reads the JSON that ``accv prove rewrite_rules/xla_simplifier.txt --json
 bench/results/xla_simplifier.json`` writes (every refutation in it was replayed on the reference
 interpreter by the prover) and replaces the part of docs/rules.md between the markers
-``<!-- xla-simplifier-table -->`` and ``<!-- /xla-simplifier-table -->``.
+``<!-- table:xla_simplifier -->`` and its ``<!-- /table -->`` (the table bench/docs_tables.py
+checks and renders).
 
     python bench/xla_simplifier.py [--json bench/results/xla_simplifier.json] [--doc docs/rules.md]
 """
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BEGIN, END = "<!-- xla-simplifier-table -->", "<!-- /xla-simplifier-table -->"
+BEGIN, END = "<!-- table:xla_simplifier -->", "<!-- /table -->"   # bench/docs_tables.py renders it too
 ORDER = ("error", "refuted", "unknown", "bounded", "proved")
 
 
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     text = doc.read_text()
     block = f"{BEGIN}\n{table(data)}\n{END}"
     if BEGIN in text:
-        text = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+        text = re.sub(re.escape(BEGIN) + r"\n.*?" + re.escape(END), lambda _: block, text, count=1, flags=re.S)
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     doc.write_text(text)
