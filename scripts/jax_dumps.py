@@ -411,6 +411,15 @@ def rng_uniform(key):
     return jax.random.uniform(jax.random.wrap_key_data(key), (8,))
 
 
+def max_pool_grad(x):
+    pool = lambda y: lax.reduce_window(y, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "SAME")  # noqa: E731
+    return jax.grad(lambda y: (pool(y) ** 2).sum())(x)
+
+
+def rng_bits(key):
+    return jax.random.bits(jax.random.wrap_key_data(key, impl="rbg"), (8,), jnp.uint32)
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 Case = tuple[Callable[..., Any], Callable[[], list[np.ndarray]]]
@@ -499,6 +508,8 @@ CASES: dict[str, Case] = {
     "square_sqrt": (square_sqrt, lambda: [f32(32)]),
     "reduce_precision_fn": (reduce_precision_fn, lambda: [f32(64, scale=1000.0)]),
     "rng_uniform": (rng_uniform, lambda: [np.array([0, 42], dtype=np.uint32)]),
+    "max_pool_grad": (max_pool_grad, lambda: [f32(1, 5, 5, 3)]),
+    "rng_bits": (rng_bits, lambda: [np.array([0, 42, 7, 9], dtype=np.uint32)]),
 }
 
 

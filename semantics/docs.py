@@ -16,7 +16,7 @@ __all__ = ["operator_table_markdown", "BEGIN", "END", "sync_docs"]
 
 BEGIN = "<!-- BEGIN GENERATED OPERATOR TABLE (python -m semantics.docs --write) -->"
 END = "<!-- END GENERATED OPERATOR TABLE -->"
-_ORDER = ("structural", "elementwise", "conversion", "contraction", "extension")
+_ORDER = ("structural", "elementwise", "conversion", "contraction", "random", "extension")
 
 
 def operator_table_markdown() -> str:

@@ -44,7 +44,8 @@ from .types import Layout, TensorType, TupleType, Type
 
 __all__ = ["parse_hlo", "parse_file", "IGNORED_ATTRS"]
 
-#: Attributes XLA prints that carry no semantics here: their value is read and dropped.
+#: Attributes XLA prints that carry no semantics here: their value is read and dropped (unless the
+#: operator declares one of them, as rng-bit-generator does ``algorithm``).
 IGNORED_ATTRS = frozenset({"metadata", "sharding", "backend_config", "frontend_attributes",
                            "operand_precision", "algorithm", "statistics", "precision_config",
                            "result_accuracy", "control-predecessors", "origin", "schedule",
@@ -598,7 +599,8 @@ class _Parser:
             aname = c.ident("an attribute name")
             c.expect("=")
             value = self.attr_value(opcode, aname)
-            if aname in IGNORED_ATTRS or (control and aname not in _CALLS and aname != "branch_computations"):
+            op = REGISTRY.get(opcode)
+            if (aname in IGNORED_ATTRS and not (op and op.attr_spec(aname))) or (control and aname not in _CALLS and aname != "branch_computations"):
                 continue
             if aname in attrs:
                 raise c.error(f"attribute '{aname}' given twice", apos)

@@ -2,7 +2,7 @@
 operator family."""
 
 from . import (contraction, convert, elementwise, elementwise_math, extension, indexing,  # noqa: F401
-               structural, window)
+               rng, structural, window)
 from ._table import REGISTRY, AttrSpec, Env, OpDef, OpError, get_op
 
 __all__ = ["REGISTRY", "AttrSpec", "Env", "OpDef", "OpError", "get_op"]

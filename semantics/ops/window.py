@@ -1,4 +1,4 @@
-"""Windowed operators: ``convolution`` and ``reduce-window``.
+"""Windowed operators: ``convolution``, ``reduce-window`` and ``select-and-scatter``.
 
 Both read XLA's ``window={size=.. stride=.. pad=.. lhs_dilate=.. rhs_dilate=.. rhs_reversal=..}``
 attribute (kept as its text, parsed here by :func:`parse_window`).
@@ -12,6 +12,11 @@ attribute (kept as its text, parsed here by :func:`parse_window`).
 * reduce-window: for each output position, the region folds the init value and then the window's
   elements in row-major window order; positions in the padding (or in base-dilation holes) are
   skipped, as XLA's elemental emitter does. The same code builds z3 terms (object arrays).
+* select-and-scatter: XLA:CPU's loop: the output starts as the init value everywhere; for each
+  source position in row-major order, the window's in-bounds elements are visited in row-major
+  window order, the first is selected and each later one replaces the selection when
+  ``select(selected, candidate)`` is false; then ``output[sel] = scatter(output[sel], source)``.
+  In SMT the selection is a chain of if-then-else terms over the window's positions.
 """
 
 from __future__ import annotations
@@ -148,6 +153,90 @@ register(OpDef("reduce-window", (2, None), (AttrSpec("window", "raw"), AttrSpec(
                "each output folds init, then the window's elements in row-major window order; padding "
                "and base-dilation holes are skipped (no init, no term); strides, padding, base and "
                "window dilation as XLA's window attribute"))
+
+
+# -- select-and-scatter ---------------------------------------------------------------------------
+
+def _sas_window(attrs: Attrs, shape: tuple[int, ...]) -> tuple[Window, list[int]]:
+    w = parse_window(attrs["window"], len(shape))
+    if any(v != 1 for v in w.lhs_dilate + w.rhs_dilate):
+        raise OpError("select-and-scatter takes no dilation (XLA rejects it)")
+    return w, [_out_size(s, w, d) for d, s in enumerate(shape)]
+
+
+def _sas_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
+    x, src, init = tensor(types[0], "operand"), tensor(types[1], "source"), tensor(types[2], "init value")
+    if src.dtype != x.dtype or init.dtype != x.dtype or init.rank != 0:
+        raise OpError(f"select-and-scatter source and init value must be {x.dtype} (source) and a {x.dtype} "
+                      f"scalar, got {src.short()} and {init.short()}")
+    w, oshape = _sas_window(attrs, x.shape)
+    if tuple(oshape) != src.shape:
+        raise OpError(f"select-and-scatter source shape {list(src.shape)} differs from the window's "
+                      f"output shape {oshape}")
+    for pos in np.ndindex(*oshape):
+        if not any(_in_bounds(x.shape, w, pos, tap) for tap in np.ndindex(*w.size)):
+            raise OpError(f"select-and-scatter window at source position {list(pos)} lies entirely in the "
+                          "padding (XLA leaves its target undefined)")
+    return TensorType(x.dtype, x.shape)
+
+
+def _in_bounds(shape: tuple[int, ...], w: Window, pos: tuple[int, ...], tap: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The operand index window position ``tap`` of source position ``pos`` reads, or None in the padding."""
+    idx = tuple(p * s + t - lo for p, s, t, (lo, _) in zip(pos, w.stride, tap, w.pad, strict=True))
+    return idx if all(0 <= i < n for i, n in zip(idx, shape, strict=True)) else None
+
+
+def _scalar(a: Any) -> Any:
+    return np.asarray(a).reshape(())[()]
+
+
+def _sas_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
+    x, src, init = args
+    symbolic = x.dtype == object
+    if symbolic:
+        import z3
+    w, oshape = _sas_window(attrs, x.shape)
+    res = np.empty(x.shape, dtype=x.dtype)
+    res[...] = init.reshape(())[()]
+    assert env.call is not None
+
+    def one(v: Any) -> np.ndarray:
+        a = np.empty((), dtype=x.dtype)
+        a[()] = v
+        return a
+
+    for pos in np.ndindex(*oshape):
+        cands = [i for tap in np.ndindex(*w.size) if (i := _in_bounds(x.shape, w, pos, tap)) is not None]
+        sel_val, chosen = x[cands[0]], [True]          # chosen[k]: candidate k is the selection
+        for k in range(1, len(cands)):
+            keep = _scalar(env.call(attrs["select"], [one(sel_val), one(x[cands[k]])]))
+            if symbolic:
+                keep = keep if isinstance(keep, z3.ExprRef) else z3.BoolVal(bool(keep))
+                sel_val = z3.If(keep, sel_val, x[cands[k]])
+                chosen = [z3.And(keep, c) if not isinstance(c, bool) else keep for c in chosen] + [z3.Not(keep)]
+            else:
+                if not keep:
+                    sel_val, chosen = x[cands[k]], [False] * k + [True]
+                else:
+                    chosen.append(False)
+        for i, c in zip(cands, chosen, strict=True):
+            if c is False:
+                continue
+            new = _scalar(env.call(attrs["scatter"], [one(res[i]), one(src[pos])]))
+            res[i] = new if c is True else z3.If(c, new, res[i])
+    return res
+
+
+register(OpDef("select-and-scatter", (3, 3),
+               (AttrSpec("window", "raw"), AttrSpec("select", "computation"), AttrSpec("scatter", "computation")),
+               _sas_infer, _sas_eval, _sas_eval, "contraction",
+               "operand, source (the window's output shape) and scalar init of one type; select (T, T) -> pred, "
+               "scatter (T, T) -> T; result the operand's type",
+               "XLA:CPU's loop: output = init; per source position (row-major), the window's in-bounds elements "
+               "in row-major order, the first selected and replaced by each later one where select(selected, "
+               "candidate) is false; output[selected] = scatter(output[selected], source). Window size/stride/"
+               "pad, no dilation; a window entirely in the padding is rejected (XLA leaves it undefined). SMT: "
+               "the selection as if-then-else terms"))
 
 
 # -- convolution ----------------------------------------------------------------------------------

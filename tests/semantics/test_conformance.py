@@ -160,6 +160,22 @@ def test_corpus_kernel_matches_xla(path: Path) -> None:
         assert res.status != "failed", f"{path.name} seed {seed}: {res.detail}"
 
 
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.xfail(
+    strict=True, reason="open: two chained select-and-scatters (window 3x3x2, pad 2_1x0_1x1_0, LE over the "
+                        "first one's output) differ from XLA in one element; not yet explained")) if s == 4 else s
+    for s in range(12)])
+@pytest.mark.xla
+@pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
+def test_select_and_scatter_matches_xla(seed: int) -> None:
+    """select-and-scatter graphs (random windows, padding, select directions, scatter functions,
+    dtypes) give XLA's bits on both input sets."""
+    g = random_graph(seed, ops=["select-and-scatter"], max_ops=2)
+    assert "select-and-scatter" in {i.opcode for i in g.entry.instructions}
+    for kind in INPUT_SETS:
+        res = check_graph(g, input_set(g, seed, kind))
+        assert res.status == "identical", f"seed {seed} ({kind} inputs): {res.detail}\n{print_hlo(g)}"
+
+
 @pytest.mark.parametrize("seed", range(N_GRAPHS))
 @pytest.mark.xla
 @pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
