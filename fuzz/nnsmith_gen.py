@@ -39,6 +39,7 @@ process, as long as the solver finishes within NNSmith's time bound.
 from __future__ import annotations
 
 import random
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +52,10 @@ from semantics.ir import Attrs, Graph, Literal
 from semantics.types import TensorType
 
 __all__ = ["GenerationError", "NNSMITH_OPSETS", "available", "generate", "to_graph"]
+
+
+# NNSmith warns at import that its optional graph drawing needs pygraphviz; nothing here draws graphs
+warnings.filterwarnings("ignore", message="Install pygraphviz", category=UserWarning)
 
 
 class GenerationError(AccvError):
