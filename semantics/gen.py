@@ -8,7 +8,8 @@ PCG64 stream.
 Shapes are small (rank 0-3, dimensions 1-5); now and then one dimension is stretched up to 40 so
 that reductions longer than XLA's 32-element window and longer dot products are exercised.
 
-There is one sampler per opcode in :data:`SAMPLERS` (a test checks that every opcode of
+There is one sampler per opcode in :data:`SAMPLERS` (here, and in :mod:`semantics.gen_windows` for
+the windowed, indexed and sorting operators; the generation state is :mod:`semantics.gen_context`) (a test checks that every opcode of
 :data:`semantics.ops.REGISTRY` has one, so a new operator cannot be forgotten). A sampler adds one
 instruction (plus the operands it needs: reused values, new parameters, new constants with edge
 literals) and returns its name, or None when the requested opcode cannot be built under the
@@ -28,6 +29,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .dtypes import DTYPES, DType
+from .gen_context import Sampler, _Ctx, _factor, _identity, _region
+from .gen_windows import (
+    _s_reduce_precision, _s_bitcast_layout, _s_reduce_window, _s_convolution, _s_select_and_scatter,
+    _s_rng_bit_generator, _s_gather, _s_scatter, _s_sort, _s_topk,
+)
 from .graph import ComputationBuilder, GraphBuilder
 from .inputs import edge_values, random_array
 from .ir import Attrs, Graph, Literal
@@ -47,104 +53,6 @@ _UNARY_KIND = {"negate": "num", "abs": "signed", "not": "intpred",
                **{n: "float" for n in ("exponential", "log", "tanh", "sqrt", "rsqrt", "round-nearest-even", "cbrt",
                                        "erf", "logistic", "exponential-minus-one", "log-plus-one", "is-finite")},
                "sign": "signed", "popcnt": "int", "count-leading-zeros": "int"}
-_KIND_TEST: dict[str, Callable[[DType], bool]] = {
-    "num": lambda d: not d.is_pred,
-    "int": lambda d: d.is_int,
-    "float": lambda d: d.is_float,
-    "intpred": lambda d: d.is_int or d.is_pred,
-    "signed": lambda d: d.is_signed or d.is_float,
-    "any": lambda d: True,
-}
-
-
-class _Ctx:
-    """The state of one generation: the random stream, the entry builder and the values so far."""
-
-    def __init__(self, seed: int, dtypes: Sequence[str]) -> None:
-        self.rng = np.random.default_rng(seed)
-        self.gb = GraphBuilder(f"gen_{seed}")
-        self.cb: ComputationBuilder = self.gb.computation("main")
-        self.dtypes = [DTYPES[d] for d in dtypes]
-        self.values: list[tuple[str, TensorType]] = []   # tensor values usable as operands
-        self.nparams = 0
-        self.counter = 0
-        self.regions: dict[tuple[str, str], str] = {}
-        self.tuple_root = False
-
-    # -- small random helpers ------------------------------------------------------------------
-    def chance(self, p: float) -> bool:
-        return bool(self.rng.random() < p)
-
-    def pick(self, seq: Sequence) -> object:
-        return seq[int(self.rng.integers(len(seq)))]
-
-    def dims(self, lo: int = 1, hi: int = 5) -> int:
-        return int(self.rng.integers(lo, hi + 1))
-
-    def shape(self, rank: int | None = None, min_rank: int = 0, long: bool = False) -> tuple[int, ...]:
-        r = int(self.rng.integers(min_rank, 4)) if rank is None else rank
-        s = [self.dims() for _ in range(r)]
-        if s and (long or self.chance(0.08)):
-            s[int(self.rng.integers(r))] = int(self.rng.integers(6, 41))
-        return tuple(s)
-
-    def dtype(self, kind: str = "any") -> DType | None:
-        ok = [d for d in self.dtypes if _KIND_TEST[kind](d)]
-        return self.pick(ok) if ok else None  # type: ignore[return-value]
-
-    def name(self, base: str) -> str:
-        self.counter += 1
-        return f"{base}.{self.counter}"
-
-    # -- values ------------------------------------------------------------------------------------
-    def add(self, opcode: str, operands: Sequence[str], declared: TensorType | None = None,
-            **attrs: object) -> str:
-        nm = self.name(opcode.replace("-", "_"))
-        ins = self.cb.add(nm, opcode, list(operands), Attrs(tuple(attrs.items())), declared=declared)
-        if isinstance(ins.type, TensorType):
-            self.values.append((nm, ins.type))
-        return nm
-
-    def param(self, t: TensorType) -> str:
-        nm = f"p{self.nparams}"
-        self.cb.add(nm, "parameter", [], Attrs.of(index=self.nparams), declared=t)
-        self.nparams += 1
-        self.values.append((nm, t))
-        return nm
-
-    def const(self, t: TensorType) -> str:
-        a = random_array(self.rng, t, edges=False)
-        ev = edge_values(t.dtype)
-        flat = a.reshape(-1)
-        mask = self.rng.random(flat.size) < 0.5
-        flat[mask] = ev[self.rng.integers(0, len(ev), int(mask.sum()))]
-        return self.add("constant", [], literal=Literal.from_array(flat.reshape(t.shape)))
-
-    def fresh(self, t: TensorType) -> str:
-        """A new leaf of type ``t``: mostly a parameter, sometimes a constant."""
-        return self.const(t) if self.chance(0.2) else self.param(t)
-
-    def operand(self, kind: str = "any", dtype: DType | None = None, shape: tuple[int, ...] | None = None,
-                min_rank: int = 0, exclude: Sequence[str] = ()) -> tuple[str, TensorType] | None:
-        """An operand: a recent value fitting the constraints (preferred), else a fresh leaf."""
-        fits = [(n, t) for n, t in self.values
-                if n not in exclude and (dtype is None or t.dtype == dtype) and (shape is None or t.shape == shape)
-                and _KIND_TEST[kind](t.dtype) and t.rank >= min_rank and t.dtype in self.dtypes]
-        if fits and self.chance(0.75):
-            return fits[-1] if self.chance(0.6) else self.pick(fits)  # type: ignore[return-value]
-        dt = dtype or self.dtype(kind)
-        if dt is None:
-            return None
-        t = TensorType(dt, shape if shape is not None else self.shape(min_rank=min_rank))
-        return self.fresh(t), t
-
-    def indices(self, n: int) -> list[str]:
-        """``n`` scalar start indices of one integer type (XLA requires one type)."""
-        dt = self.pick([d for d in DTYPES.values() if d.is_int])
-        return [self.fresh(TensorType(dt, ())) for _ in range(n)]  # type: ignore[arg-type]
-
-
-Sampler = Callable[[_Ctx], "str | None"]
 
 
 def _s_parameter(c: _Ctx) -> str | None:
@@ -176,20 +84,6 @@ def _s_broadcast(c: _Ctx) -> str | None:
     for i, d in enumerate(dims):
         shape[d] = t.shape[i] if (t.shape[i] != 1 or c.chance(0.5)) else c.dims(1, 4)
     return c.add("broadcast", [x], TensorType(t.dtype, tuple(shape)), dimensions=tuple(dims))
-
-
-def _factor(c: _Ctx, n: int) -> tuple[int, ...]:
-    primes, k, m = [], 2, n
-    while m > 1:
-        while m % k == 0:
-            primes.append(k)
-            m //= k
-        k += 1
-    rank = int(c.rng.integers(max(1, min(len(primes), 1)), 4)) if n > 1 else int(c.rng.integers(0, 3))
-    dims = [1] * rank
-    for p in primes:
-        dims[int(c.rng.integers(rank))] *= p
-    return tuple(dims)
 
 
 def _s_reshape(c: _Ctx) -> str | None:
@@ -376,32 +270,6 @@ def _s_select(c: _Ctx) -> str | None:
     return c.add("select", [p_name, x, y[0]])
 
 
-def _region(c: _Ctx, fn: str, dt: DType) -> str:
-    key = (fn, dt.name)
-    if key not in c.regions:
-        name = f"region_{fn}_{dt.name}"
-        rb = c.gb.computation(name)
-        t = TensorType(dt, ())
-        rb.add("x", "parameter", [], Attrs.of(index=0), declared=t)
-        rb.add("y", "parameter", [], Attrs.of(index=1), declared=t)
-        rb.add("r", fn, ["x", "y"], root=True)
-        c.gb.add_computation(rb.build())
-        c.regions[key] = name
-    return c.regions[key]
-
-
-def _identity(fn: str, dt: DType) -> Literal:
-    if dt.is_pred:
-        v: object = fn == "and"
-    elif fn in ("maximum", "minimum"):
-        v = (-np.inf if fn == "maximum" else np.inf) if dt.is_float else (dt.min if fn == "maximum" else dt.max)
-    elif fn == "and":
-        v = -1 if dt.is_signed else dt.max
-    else:
-        v = 1 if fn == "multiply" else 0
-    return Literal.from_array(np.array(v).astype(dt.np))
-
-
 def _s_reduce(c: _Ctx) -> str | None:
     o = c.operand(min_rank=1) if c.chance(0.5) else None
     if o is None:
@@ -507,202 +375,6 @@ def _s_dynamic_update_slice(c: _Ctx) -> str | None:
     u = c.operand(dtype=t.dtype, shape=tuple(int(c.rng.integers(1, n + 1)) for n in t.shape))
     assert u
     return c.add("dynamic-update-slice", [x, u[0], *c.indices(t.rank)])
-
-
-def _s_reduce_precision(c: _Ctx) -> str | None:
-    o = c.operand("float")
-    if o is None:
-        return None
-    x, t = o
-    e = int(c.pick((4, 5, 8, t.dtype.exp_bits)))
-    m = int(c.pick((2, 3, 7, 10, t.dtype.man_bits)))
-    return c.add("reduce-precision", [x], exponent_bits=e, mantissa_bits=m)
-
-
-def _s_bitcast_layout(c: _Ctx) -> str | None:
-    o = c.operand()
-    if o is None:
-        return None
-    x, t = o
-    return c.add("bitcast", [x], TensorType(t.dtype, _factor(c, t.size)))
-
-
-def _window(c: _Ctx, shape: tuple[int, ...], dilate: str) -> tuple[str, list[int]]:
-    """A random window attribute over ``shape`` and its sizes."""
-    size = [int(c.rng.integers(1, min(n, 3) + 1)) for n in shape]
-    stride = [int(c.rng.integers(1, 3)) for _ in shape]
-    pad = [(int(c.rng.integers(0, 2)), int(c.rng.integers(0, 2))) for _ in shape]
-    text = "size=" + "x".join(map(str, size)) + " stride=" + "x".join(map(str, stride))
-    text += " pad=" + "x".join(f"{a}_{b}" for a, b in pad)
-    if c.chance(0.2):
-        text += f" {dilate}=" + "x".join(str(int(c.rng.integers(1, 3))) for _ in shape)
-    return "{" + text + "}", size
-
-
-def _s_reduce_window(c: _Ctx) -> str | None:
-    o = c.operand(min_rank=1)
-    if o is None:
-        return None
-    x, t = o
-    fns = ["and", "or"] if t.dtype.is_pred else ["add", "maximum", "minimum"]
-    fn = str(c.pick(fns))
-    win, _ = _window(c, t.shape, str(c.pick(("rhs_dilate", "lhs_dilate"))))
-    init = c.add("constant", [], literal=_identity(fn, t.dtype))
-    return c.add("reduce-window", [x, init], window=win, to_apply=_region(c, fn, t.dtype))
-
-
-def _s_convolution(c: _Ctx) -> str | None:
-    dt = c.dtype("num")
-    if dt is None:
-        return None
-    nsp = int(c.rng.integers(1, 3))
-    n, ci = c.dims(1, 2), c.dims(1, 3)
-    groups = ci if ci > 1 and c.chance(0.3) else 1
-    o = groups * c.dims(1, 2)
-    sp = [c.dims(2, 5) for _ in range(nsp)]
-    win, size = _window(c, tuple(sp), "rhs_dilate")
-    digits = "".join(str(i) for i in range(nsp))
-    labels = f"b{digits}f_{digits}io->b{digits}f"
-    lhs = c.operand(dtype=dt, shape=(n, *sp, ci))
-    rhs = c.operand(dtype=dt, shape=(*size, ci // groups, o))
-    assert lhs and rhs
-    from .ops.window import _out_size, parse_window
-    w = parse_window(win, nsp)
-    osp = tuple(_out_size(s, w, d) for d, s in enumerate(sp))
-    if 0 in osp:
-        return None
-    return c.add("convolution", [lhs[0], rhs[0]], TensorType(dt, (n, *osp, o)), window=win, dim_labels=labels,
-                 feature_group_count=groups)
-
-
-def _s_select_and_scatter(c: _Ctx) -> str | None:
-    o = c.operand("num", min_rank=1)
-    if o is None:
-        return None
-    x, t = o
-    size = [int(c.rng.integers(1, min(n, 3) + 1)) for n in t.shape]
-    stride = [int(c.rng.integers(1, 3)) for _ in t.shape]
-    pad = [(int(c.rng.integers(0, k)), int(c.rng.integers(0, k))) for k in size]  # never a window of padding only
-    win = ("{size=" + "x".join(map(str, size)) + " stride=" + "x".join(map(str, stride))
-           + " pad=" + "x".join(f"{a}_{b}" for a, b in pad) + "}")
-    from .ops.window import _out_size, parse_window
-    w = parse_window(win, t.rank)
-    src_shape = tuple(_out_size(n, w, d) for d, n in enumerate(t.shape))
-    if 0 in src_shape:
-        return None
-    src = c.operand(dtype=t.dtype, shape=src_shape)
-    assert src
-    init = c.add("constant", [], literal=_identity("add", t.dtype))
-    direction = str(c.pick(("GE", "GT", "LE", "LT")))
-    name = f"select_{direction}_{t.dtype.name}"
-    if ("select", name) not in c.regions:
-        rb = c.gb.computation(name)
-        for i in range(2):
-            rb.add(f"p{i}", "parameter", [], Attrs.of(index=i), declared=TensorType(t.dtype, ()))
-        rb.add("r", "compare", ["p0", "p1"], Attrs.of(direction=direction), root=True)
-        c.gb.add_computation(rb.build())
-        c.regions[("select", name)] = name
-    fn = str(c.pick(("add", "maximum", "minimum")))
-    return c.add("select-and-scatter", [x, src[0], init], window=win, select=name,
-                 scatter=_region(c, fn, t.dtype))
-
-
-def _s_rng_bit_generator(c: _Ctx) -> str | None:
-    u64 = DTYPES["u64"]
-    if u64 not in c.dtypes:
-        return None
-    out = c.dtype("int")
-    st = c.operand(dtype=u64, shape=(2,))
-    if st is None or out is None:
-        return None
-    nm = c.name("rng")
-    c.cb.add(nm, "rng-bit-generator", [st[0]], Attrs.of(algorithm="rng_default"),
-             declared=TupleType((TensorType(u64, (2,)), TensorType(out, c.shape()))))
-    return c.add("get-tuple-element", [nm], index=1)
-
-
-def _index_type(c: _Ctx) -> DType:
-    return DTYPES[str(c.pick(("s32", "s64", "u32")))]
-
-
-def _s_gather(c: _Ctx) -> str | None:
-    o = c.operand(min_rank=1)
-    if o is None:
-        return None
-    x, t = o
-    sim = tuple(sorted(d for d in range(t.rank) if c.chance(0.6))) or (0,)
-    sizes = [int(c.rng.integers(1, n + 1)) for n in t.shape]
-    collapsed = tuple(d for d in sim if c.chance(0.5))
-    for d in collapsed:
-        sizes[d] = 1
-    nb = c.dims(1, 3)
-    idx = c.fresh(TensorType(_index_type(c), (nb, len(sim))))
-    window = [s for d, s in enumerate(sizes) if d not in collapsed]
-    return c.add("gather", [x, idx], offset_dims=tuple(range(1, 1 + len(window))), collapsed_slice_dims=collapsed,
-                 start_index_map=sim, index_vector_dim=1, slice_sizes=tuple(sizes))
-
-
-def _s_scatter(c: _Ctx) -> str | None:
-    o = c.operand(min_rank=1)
-    if o is None:
-        return None
-    x, t = o
-    sd = tuple(sorted(d for d in range(t.rank) if c.chance(0.6))) or (0,)
-    inserted = tuple(d for d in sd if c.chance(0.5))
-    window = [1 if d in inserted else int(c.rng.integers(1, n + 1)) for d, n in enumerate(t.shape)]
-    nb = c.dims(1, 3)
-    idx = c.fresh(TensorType(_index_type(c), (nb, len(sd))))
-    upd = c.operand(dtype=t.dtype, shape=(nb, *[w for d, w in enumerate(window) if d not in inserted]))
-    assert upd
-    fns = ["and", "or"] if t.dtype.is_pred else ["add", "maximum", "minimum"]
-    uwd = tuple(range(1, 1 + t.rank - len(inserted)))
-    return c.add("scatter", [x, idx, upd[0]], update_window_dims=uwd, inserted_window_dims=inserted,
-                 scatter_dims_to_operand_dims=sd, index_vector_dim=1, to_apply=_region(c, str(c.pick(fns)), t.dtype))
-
-
-def _comparator(c: _Ctx, dts: list[DType], direction: str) -> str:
-    """A sort comparator over (dts[0], dts[0], dts[1], dts[1], ...) that orders by the first
-    operand (TOTALORDER for floats, as jax emits)."""
-    name = c.name("cmp")
-    rb = c.gb.computation(name)
-    for i, d in enumerate(dts):
-        for j in range(2):
-            rb.add(f"p{2 * i + j}", "parameter", [], Attrs.of(index=2 * i + j), declared=TensorType(d, ()))
-    attrs = {"direction": direction, **({"type": "TOTALORDER"} if dts[0].is_float else {})}
-    rb.add("r", "compare", ["p0", "p1"], Attrs(tuple(attrs.items())), root=True)
-    c.gb.add_computation(rb.build())
-    return name
-
-
-def _s_sort(c: _Ctx) -> str | None:
-    o = c.operand(min_rank=1)
-    if o is None:
-        return None
-    x, t = o
-    ops = [x]
-    if c.chance(0.5):
-        y = c.operand(shape=t.shape, exclude=[x])
-        assert y
-        ops.append(y[0])
-    dts = [t.dtype] + ([next(tt for n, tt in c.values if n == ops[1]).dtype] if len(ops) > 1 else [])
-    d = int(c.rng.integers(t.rank))
-    nm = c.name("sort")
-    c.cb.add(nm, "sort", ops, Attrs.of(dimensions=(d,), is_stable="true",
-                                       to_apply=_comparator(c, dts, str(c.pick(("LT", "GT"))))))
-    if len(ops) == 1:
-        c.values.append((nm, t))
-        return nm
-    return c.add("get-tuple-element", [nm], index=int(c.rng.integers(2)))
-
-
-def _s_topk(c: _Ctx) -> str | None:
-    o = c.operand("num", min_rank=1)
-    if o is None:
-        return None
-    x, t = o
-    nm = c.name("topk")
-    c.cb.add(nm, "topk", [x], Attrs.of(k=int(c.rng.integers(1, t.shape[-1] + 1)), largest="true"))
-    return c.add("get-tuple-element", [nm], index=int(c.rng.integers(2)))
 
 
 SAMPLERS: dict[str, Sampler] = {
