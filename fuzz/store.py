@@ -11,7 +11,8 @@ Tables:
   outcome (pass, unsupported, degenerate, mismatch, compile-crash, backend-crash, timeout, crash,
   gen-error), stage, symptom, reason, timings JSON (gen, compile and its M1-M6 breakdown, each
   backend), cycles JSON, the share of finite non-constant output elements, coverage JSON
-  (operators, dtypes, instructions), bucket signature.
+  (operators, dtypes, instructions), bucket signature, ``done`` (the time the row was written: the
+  report's cases per minute).
 - ``buckets``: one row per failure signature (first campaign and case seen, reproducer folder, replay
   command).
 """
@@ -56,6 +57,7 @@ CREATE TABLE IF NOT EXISTS cases (
     informative REAL,
     coverage TEXT,
     bucket TEXT,
+    done REAL,
     PRIMARY KEY (campaign, target, seed)
 );
 CREATE TABLE IF NOT EXISTS buckets (
@@ -106,6 +108,8 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
+        if "done" not in {r[1] for r in self.db.execute("PRAGMA table_info(cases)")}:
+            self.db.execute("ALTER TABLE cases ADD COLUMN done REAL")   # a database written before the column
 
     def close(self) -> None:
         self.db.close()
@@ -148,10 +152,10 @@ class Store:
         """Record a finished case; False (and nothing written) when its row already exists."""
         cur = self.db.execute(
             "INSERT INTO cases (campaign, target, seed, generator, graph, outcome, stage, symptom, reason, timings, "
-            "cycles, informative, coverage, bucket) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "cycles, informative, coverage, bucket, done) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(campaign, target, seed) DO NOTHING",
             (campaign, c.target, c.seed, c.generator, c.graph, c.outcome, c.stage, c.symptom, c.reason,
-             json.dumps(c.timings), json.dumps(c.cycles), c.informative, json.dumps(c.coverage), c.bucket))
+             json.dumps(c.timings), json.dumps(c.cycles), c.informative, json.dumps(c.coverage), c.bucket, time.time()))
         return cur.rowcount == 1
 
     def cases(self, campaign: int) -> list[Case]:
