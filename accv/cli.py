@@ -326,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_ops)
     from .fuzz_cmd import add_parser
     add_parser(sub)
+    from .report_cmd import add_parser as add_report_parser
+    add_report_parser(sub)
     return ap
 
 

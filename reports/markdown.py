@@ -1,0 +1,71 @@
+"""The campaign report's Markdown summary (for a CI job's page): the headline numbers and tables.
+
+What belongs here: turning a :class:`reports.query.ReportData` into GitHub-flavoured Markdown:
+the campaign line, outcomes per target, backends, coverage counts, compile time, buckets with their
+replay commands (new ones first), and the comparison with the previous campaign.
+"""
+
+from __future__ import annotations
+
+from .html import OUTCOME_COLORS, when
+from .query import ReportData
+
+__all__ = ["render_markdown"]
+
+
+def _row(cells: list[object]) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def _table(head: list[str], rows: list[list[object]]) -> list[str]:
+    return [_row(head), "|" + "---|" * len(head), *(_row(r) for r in rows), ""]
+
+
+def render_markdown(d: ReportData, html_name: str | None = None) -> str:
+    """The summary; ``html_name`` (the page's file name) is linked when given."""
+    c = d.campaign
+    prev = [x for x in d.campaigns if x.id < c.id and x.finished is not None]
+    rate = f"{c.per_minute:.1f} cases/min" if c.per_minute else "no rate (not finished)"
+    mins = f"{c.minutes:.1f} min" if c.minutes else "-"
+    out = [f"# accv campaign {c.id}", "",
+           f"{c.cases:,} cases in {mins} ({rate}), started {when(c.started)}; {c.passed:,} pass, "
+           f"{c.failures:,} failures in {len(c.buckets)} bucket(s)"
+           + (f"; against campaign {prev[-1].id}: {len(c.new)} new, {len(c.vanished)} vanished" if prev else "")
+           + ".", ""]
+    if html_name:
+        out += [f"The full report with the plots: [{html_name}]({html_name}).", ""]
+    outs = [o for o in OUTCOME_COLORS if any(o in d.outcomes[t] for t in d.targets)]
+    out += ["## Outcomes", ""]
+    out += _table(["target", *outs, "total"],
+                  [[t, *(d.outcomes[t].get(o, 0) for o in outs), sum(d.outcomes[t].values())] for t in d.targets])
+    if d.backends:
+        out += _table(["target", "backend", "cases run", "seconds", "mismatches", "crashes"],
+                      [[b["target"], b["backend"], b["runs"], f"{b['seconds']:.1f}", b["mismatch"], b["crash"]]
+                       for b in d.backends])
+    out += ["## Coverage", ""]
+    rows = []
+    for t in d.targets:
+        rows.append([t, sum(1 for x in d.ops if x[0] == t), sum(1 for x in d.instructions if x[0] == t),
+                     sum(1 for x in d.alpha if x[0] == t),
+                     ", ".join([f"{op} {n}" for tt, op, n in d.unsupported if tt == t][:5]) or "-"])
+    out += _table(["target", "operator:dtype pairs", "instructions", "α values", "exit 3 by operator (top 5)"], rows)
+    if d.rtl_coverage and d.rtl_coverage["rows"]:
+        out += _table(d.rtl_coverage["columns"], d.rtl_coverage["rows"])
+    else:
+        out += ["RTL code coverage: not collected.", ""]
+    if d.compile_stats:
+        out += ["## Compile time", ""]
+        out += _table(["target", "compiles", "median s", "p90 s", "max s"],
+                      [[t, int(s["n"]), f"{s['p50']:.3f}", f"{s['p90']:.3f}", f"{s['max']:.3f}"]
+                       for t, s in d.compile_stats.items()])
+    out += ["## Failure buckets", ""]
+    if not d.buckets:
+        out += ["None.", ""]
+    for b in sorted(d.buckets, key=lambda b: not b["new"]):
+        out.append(f"- {'**new** ' if b['new'] else ''}`{b['signature']}` ({b['cases']} case(s))"
+                   + (f": `{b['replay']}`" if b["replay"] else ""))
+    if d.more_buckets:
+        out.append(f"- ... {d.more_buckets} older bucket(s)")
+    if c.vanished:
+        out += ["", "Vanished since the previous campaign:", ""] + [f"- `{s}`" for s in c.vanished]
+    return "\n".join(out).rstrip() + "\n"
