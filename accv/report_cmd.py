@@ -17,6 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", help="the HTML file to write (default: RUN.html beside the database)")
     p.add_argument("--campaign", type=int, help="the campaign to report on (default: the newest)")
     p.add_argument("--md", metavar="SUMMARY.md", help="also write the Markdown summary here")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the finished campaigns' totals in RUN.sqlite.report-cache.json")
     p.set_defaults(fn=cmd_report)
 
 
@@ -26,7 +28,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from reports.query import load
 
     t0 = time.perf_counter()
-    data = load(args.db, args.campaign)
+    data = load(args.db, args.campaign, cache=not args.no_cache)
     out = Path(args.output) if args.output else Path(args.db).with_suffix(".html")
     out.parent.mkdir(parents=True, exist_ok=True)
     page = render_html(data)

@@ -42,7 +42,7 @@ div.bucket.old{border-left-color:#999}div.bucket .sig{font-weight:600}div.bucket
 div.bucket p{margin:2px 0;font-size:12px;color:#555}
 pre{background:#f5f5f7;padding:8px;overflow-x:auto;font-size:12px;margin:6px 0}code{font-family:ui-monospace,Menlo,Consolas,monospace}
 .tag{display:inline-block;font-size:11px;padding:0 6px;border-radius:8px;background:#D55E00;color:#fff;margin-left:6px}
-.muted{color:#777}svg.plot{max-width:100%;height:auto;background:#fff}
+.muted{color:#777}svg.plot{display:block;max-width:100%;height:auto;background:#fff;margin:2px 0 6px}
 """
 
 
@@ -134,7 +134,7 @@ def _coverage(d: ReportData) -> str:
             continue
         rows = sorted({op for op, _ in vals}, key=lambda o: -sum(n for (op, _), n in vals.items() if op == o))
         cols = sorted({dt for _, dt in vals})
-        out.append(f"<div><b>{escape(t)}</b> ({len(vals)} operator:dtype pairs)<br>"
+        out.append(f"<div><b>{escape(t)}</b> ({len(vals)} operator:dtype pairs)"
                    + svg.heatmap(rows, cols, vals, label=f"{t} operators by dtype") + "</div>")
     out.append("</div>")
     if d.unsupported:
@@ -151,7 +151,7 @@ def _coverage(d: ReportData) -> str:
         ins = sorted(((k, n, u) for tt, k, n, u in d.instructions if tt == t), key=lambda r: -r[1])
         if not ins:
             continue
-        out.append(f"<div><b>{escape(t)}</b> ({len(ins)} instructions)<br>" + svg.hbars(
+        out.append(f"<div><b>{escape(t)}</b> ({len(ins)} instructions)" + svg.hbars(
             [k for k, _, _ in ins], [("cases using it", [n for _, n, _ in ins])], xlabel="cases", width=340) + "</div>")
     out.append("</div>")
     attrs: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
@@ -222,7 +222,7 @@ def _compile(d: ReportData) -> str:
             stacks["other"].append(n * max(tot - sum(b["parts"].values()), 0.0) / tot if tot else 0.0)
             stacks["no breakdown"].append(float(b["cases"] - n))
         notes = [str(bins[k]["cases"]) if k in bins and bins[k]["cases"] else "" for k in range(lo, hi + 1)]
-        out.append(f"<div><b>{escape(t)}</b><br>" + svg.stacked_bars(
+        out.append(f"<div><b>{escape(t)}</b>" + svg.stacked_bars(
             cats, list(stacks.items()), ylabel="compiles", notes=notes, width=520, height=240,
             colors=[PART_COLORS[p] for p in parts]) + "</div>")
     out.append("</div>")
@@ -268,8 +268,9 @@ def _buckets(d: ReportData) -> str:
         if b["replay"]:
             head += f'<pre><code class="replay">{escape(b["replay"])}</code></pre>'
         else:
-            head += ("<p>No reproducer was written (the campaign ran with --no-reduce, or stopped before "
-                     "reducing).</p>")
+            head += ("<p>No reproducer folder is recorded for this bucket; its first case in this campaign "
+                     f"(seed {b['first_seed_here']}) runs again with:</p>"
+                     f'<pre><code class="rerun">{escape(b["rerun"])}</code></pre>')
         more = []
         if b["reason"]:
             more.append(f"<pre><code>{escape(b['reason'][:1200])}</code></pre>")
@@ -280,7 +281,8 @@ def _buckets(d: ReportData) -> str:
             more.append(f"<p>Reproducer folder <code>{escape(b['reproducer'])}</code> (not on this machine).</p>")
         opened = " open" if len(out) <= 4 else ""
         if more:
-            head += f"<details{opened}><summary>reason and reduced kernel</summary>{''.join(more)}</details>"
+            what = "reason and reduced kernel" if b["kernel"] else "reason"
+            head += f"<details{opened}><summary>{what}</summary>{''.join(more)}</details>"
         out.append(head + "</div>")
     if d.more_buckets:
         out.append(f"<p class=note>{d.more_buckets} older bucket(s) not listed.</p>")
@@ -294,14 +296,15 @@ def _trends(d: ReportData) -> str:
                 "same database holds several (nightly runs).</p>")
     ids = [f"#{c.id}" for c in camps]
     thr = svg.stacked_bars(ids, [("cases / min", [c.per_minute or 0 for c in camps])], ylabel="cases / min",
-                           notes=[f"{c.per_minute:.0f}" if c.per_minute else "-" for c in camps], width=520, height=220)
+                           notes=[f"{c.per_minute:.0f}" if c.per_minute else "-" for c in camps], width=330, height=220)
     cov = svg.line_chart({"operator:dtype pairs": [(i, c.ops) for i, c in enumerate(camps, 1)],
                           "instructions": [(i, c.instructions) for i, c in enumerate(camps, 1)],
                           "α values": [(i, c.alpha) for i, c in enumerate(camps, 1)]},
-                         xlabel="campaign (in order)", ylabel="distinct items covered", width=520, height=220)
+                         xlabel="campaign", ylabel="distinct items covered", width=330, height=220,
+                         xticks=[(i, f"#{c.id}") for i, c in enumerate(camps, 1)])
     bk = svg.stacked_bars(ids, [("new", [len(c.new) for c in camps]),
                                 ("still open", [len(c.buckets) - len(c.new) for c in camps]),
-                                ("vanished", [len(c.vanished) for c in camps])], ylabel="buckets", width=520,
+                                ("vanished", [len(c.vanished) for c in camps])], ylabel="buckets", width=330,
                           height=220, colors=["#D55E00", "#999999", "#009E73"])
     rows = [[c.id, when(c.started), c.cases, round(c.per_minute, 1) if c.per_minute else "-", c.passed, c.failures,
              len(c.buckets), len(c.new), len(c.vanished), c.ops, c.instructions, c.alpha] for c in camps]

@@ -21,6 +21,10 @@ def _table(head: list[str], rows: list[list[object]]) -> list[str]:
     return [_row(head), "|" + "---|" * len(head), *(_row(r) for r in rows), ""]
 
 
+def _index(targets: list[str], t: str) -> int:
+    return targets.index(t) if t in targets else len(targets)
+
+
 def render_markdown(d: ReportData, html_name: str | None = None) -> str:
     """The summary; ``html_name`` (the page's file name) is linked when given."""
     c = d.campaign
@@ -41,7 +45,7 @@ def render_markdown(d: ReportData, html_name: str | None = None) -> str:
     if d.backends:
         out += _table(["target", "backend", "cases run", "seconds", "mismatches", "crashes"],
                       [[b["target"], b["backend"], b["runs"], f"{b['seconds']:.1f}", b["mismatch"], b["crash"]]
-                       for b in d.backends])
+                       for b in sorted(d.backends, key=lambda b: (_index(d.targets, b["target"]), b["backend"]))])
     out += ["## Coverage", ""]
     rows = []
     for t in d.targets:
@@ -57,13 +61,13 @@ def render_markdown(d: ReportData, html_name: str | None = None) -> str:
         out += ["## Compile time", ""]
         out += _table(["target", "compiles", "median s", "p90 s", "max s"],
                       [[t, int(s["n"]), f"{s['p50']:.3f}", f"{s['p90']:.3f}", f"{s['max']:.3f}"]
-                       for t, s in d.compile_stats.items()])
+                       for t, s in sorted(d.compile_stats.items(), key=lambda kv: _index(d.targets, kv[0]))])
     out += ["## Failure buckets", ""]
     if not d.buckets:
         out += ["None.", ""]
     for b in sorted(d.buckets, key=lambda b: not b["new"]):
-        out.append(f"- {'**new** ' if b['new'] else ''}`{b['signature']}` ({b['cases']} case(s))"
-                   + (f": `{b['replay']}`" if b["replay"] else ""))
+        out.append(f"- {'**new** ' if b['new'] else ''}`{b['signature']}` ({b['cases']} case(s)): "
+                   + (f"`{b['replay']}`" if b["replay"] else f"no reproducer; the case again: `{b['rerun']}`"))
     if d.more_buckets:
         out.append(f"- ... {d.more_buckets} older bucket(s)")
     if c.vanished:

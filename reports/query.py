@@ -17,6 +17,8 @@ from typing import Any
 
 from semantics.errors import AccvError
 
+from .cache import TrendCache
+
 __all__ = ["ReportError", "CampaignRow", "ReportData", "load", "COMPILE_PARTS", "FAILURES", "compile_bin_edges"]
 
 #: outcomes that are failures (as fuzz.store.FAILURES; repeated so reports do not import fuzz, its sibling layer)
@@ -110,16 +112,17 @@ def _connect(path: str | Path) -> sqlite3.Connection:
     return db
 
 
-def load(path: str | Path, campaign: int | None = None) -> ReportData:
-    """Aggregate campaign ``campaign`` (default: the newest) of the database at ``path``."""
+def load(path: str | Path, campaign: int | None = None, cache: bool = True) -> ReportData:
+    """Aggregate campaign ``campaign`` (default: the newest) of the database at ``path``; with ``cache``
+    the finished campaigns' trend totals are kept in (and read from) :class:`reports.cache.TrendCache`."""
     db = _connect(path)
     try:
-        return _load(db, str(path), campaign)
+        return _load(db, str(path), campaign, cache)
     finally:
         db.close()
 
 
-def _load(db: sqlite3.Connection, path: str, campaign: int | None) -> ReportData:
+def _load(db: sqlite3.Connection, path: str, campaign: int | None, use_cache: bool) -> ReportData:
     camps = [CampaignRow(int(i), json.loads(a), float(s), f) for i, a, s, f in
              db.execute("SELECT id, args, started, finished FROM campaigns ORDER BY id")]
     if not camps:
@@ -129,26 +132,42 @@ def _load(db: sqlite3.Connection, path: str, campaign: int | None) -> ReportData
     if cid not in by_id:
         raise ReportError(f"{path}: no campaign {cid} (campaigns: {', '.join(str(c.id) for c in camps)})")
     has_done = "done" in {r[1] for r in db.execute("PRAGMA table_info(cases)")}
-    _trend_totals(db, camps, has_done)
-    ops, unsupported = _ops(db, camps, cid)
-    instructions, alpha = _instructions(db, camps, cid)
-    _trend_buckets(db, camps)
+    for i, n in db.execute("SELECT campaign, COUNT(*) FROM cases GROUP BY campaign"):   # the primary key's index
+        if i in by_id:
+            by_id[i].cases = int(n)
+    cache = TrendCache(path) if use_cache else None
+    fresh = [c for c in camps if c.id == cid or cache is None or not cache.fill(c)]
+    ids = ",".join(str(c.id) for c in fresh)
+    _trend_totals(db, fresh, has_done, ids)
+    ops, instructions, alpha = _items(db, fresh, cid, ids)
+    _trend_buckets(db, fresh, ids)
+    _new_vanished(camps)
+    if cache is not None:
+        for c in fresh:
+            cache.put(c)
+        cache.save()
     cur = by_id[cid]
     outcomes: dict[str, dict[str, int]] = {}
-    for t, o, n in db.execute("SELECT target, outcome, COUNT(*) FROM cases WHERE campaign = ? GROUP BY 1, 2 "
-                              "ORDER BY 1, 2", (cid,)):
-        outcomes.setdefault(t, {})[o] = int(n)
+    fails: dict[tuple[str, str], dict[str, int]] = {}      # (target, backend) -> outcome -> cases
+    for t, o, stage, n in db.execute("SELECT target, outcome, stage, COUNT(*) FROM cases WHERE campaign = ? "
+                                     "GROUP BY 1, 2, 3", (cid,)):
+        outcomes.setdefault(t, {})[o] = outcomes.get(t, {}).get(o, 0) + int(n)
+        if o in ("mismatch", "backend-crash") and stage:
+            fails.setdefault((t, str(stage).split(".", 1)[-1]), {})[o] = int(n)
     targets = _target_order(cur, outcomes)
     per_minute = []
     if has_done:
         per_minute = [(int(m), t, int(n)) for m, t, n in db.execute(
             "SELECT CAST((done - ?) / 60 AS INTEGER), target, COUNT(*) FROM cases WHERE campaign = ? AND done IS NOT "
             "NULL GROUP BY 1, 2 ORDER BY 1", (cur.started, cid))]
-    bins, backends = _timings(db, cid)
+    unsupported = [(t, str(v), int(n)) for t, v, n in db.execute(
+        "SELECT target, json_extract(coverage, '$.unsupported') u, COUNT(*) FROM cases WHERE campaign = ? AND "
+        "outcome = 'unsupported' AND u IS NOT NULL GROUP BY 1, 2 ORDER BY 3 DESC", (cid,))]
     cycles, pairs = _cycles(db, cid)
+    bins, backends = _timings(db, cid, fails, {(c["target"], c["backend"]) for c in cycles})
     buckets, more = _buckets(db, cid, camps)
     return ReportData(path, cur, camps, targets, has_done and bool(per_minute), per_minute, outcomes, backends, ops,
-                      unsupported, instructions, alpha, _rtl_coverage(db, cid), bins, _compile_stats(db, cid),
+                      unsupported, instructions, alpha, _rtl_coverage(db, cid), bins, _compile_stats(db, cid, bins),
                       cycles, pairs, buckets, more)
 
 
@@ -157,62 +176,54 @@ def _target_order(cur: CampaignRow, outcomes: dict[str, dict[str, int]]) -> list
     return named + sorted(t for t in outcomes if t not in named)
 
 
-def _trend_totals(db: sqlite3.Connection, camps: list[CampaignRow], has_done: bool) -> None:
+def _trend_totals(db: sqlite3.Connection, camps: list[CampaignRow], has_done: bool, ids: str) -> None:
     by_id = {c.id: c for c in camps}
     fail = ",".join(f"'{o}'" for o in FAILURES)
     done = "MAX(done)" if has_done else "NULL"
     for cid, n, p, f, u, last in db.execute(
             f"SELECT campaign, COUNT(*), SUM(outcome = 'pass'), SUM(outcome IN ({fail})), SUM(outcome = 'unsupported'), "
-            f"{done} FROM cases GROUP BY campaign"):
-        if cid in by_id:
-            c = by_id[cid]
-            c.cases, c.passed, c.failures, c.unsupported, c.last_done = int(n), int(p), int(f), int(u), last
+            f"{done} FROM cases WHERE campaign IN ({ids}) GROUP BY campaign"):
+        c = by_id[cid]
+        c.cases, c.passed, c.failures, c.unsupported, c.last_done = int(n), int(p), int(f), int(u), last
 
 
-def _ops(db: sqlite3.Connection, camps: list[CampaignRow], cid: int
-         ) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, str, int]]]:
-    """Operator:dtype coverage of ``cid`` and the distinct count of every campaign (one pass)."""
+def _items(db: sqlite3.Connection, camps: list[CampaignRow], cid: int, ids: str
+           ) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, str, int, int]], list[tuple[str, str, str, int]]]:
+    """Coverage items of ``cid`` (operator:dtype, instruction, α value; cases each) and the distinct count of
+    each kind for every campaign of ``ids`` (one grouped pass per kind)."""
     by_id = {c.id: c for c in camps}
     ops: list[tuple[str, str, str, int]] = []
-    for camp, t, v, n in db.execute("SELECT c.campaign, c.target, j.value, COUNT(*) FROM cases c, "
-                                    "json_each(c.coverage, '$.ops') j GROUP BY 1, 2, 3"):
-        if camp in by_id:
-            by_id[camp].ops += 1
+    instr: list[tuple[str, str, int, int]] = []
+    alpha: list[tuple[str, str, str, int]] = []
+    for camp, t, v, n in db.execute("SELECT c.campaign, c.target, j.value, COUNT(*) FROM cases c, json_each(c.coverage, "
+                                    f"'$.ops') j WHERE c.campaign IN ({ids}) GROUP BY 1, 2, 3"):
+        by_id[camp].ops += 1
         if camp == cid:
             op, _, dt = str(v).partition(":")
             ops.append((t, op, dt, int(n)))
-    uns = [(t, str(v), int(n)) for t, v, n in db.execute(
-        "SELECT target, json_extract(coverage, '$.unsupported') u, COUNT(*) FROM cases WHERE campaign = ? AND "
-        "outcome = 'unsupported' AND u IS NOT NULL GROUP BY 1, 2 ORDER BY 3 DESC", (cid,))]
-    return ops, uns
-
-
-def _instructions(db: sqlite3.Connection, camps: list[CampaignRow], cid: int
-                  ) -> tuple[list[tuple[str, str, int, int]], list[tuple[str, str, str, int]]]:
-    by_id = {c.id: c for c in camps}
-    instr: list[tuple[str, str, int, int]] = []
     for camp, t, k, n, uses in db.execute("SELECT c.campaign, c.target, j.key, COUNT(*), SUM(j.value) FROM cases c, "
-                                          "json_each(c.coverage, '$.instructions') j GROUP BY 1, 2, 3"):
-        if camp in by_id:
-            by_id[camp].instructions += 1
+                                          f"json_each(c.coverage, '$.instructions') j WHERE c.campaign IN ({ids}) "
+                                          "GROUP BY 1, 2, 3"):
+        by_id[camp].instructions += 1
         if camp == cid:
             instr.append((t, str(k), int(n), int(uses or 0)))
-    alpha: list[tuple[str, str, str, int]] = []
-    for camp, t, v, n in db.execute("SELECT c.campaign, c.target, j.value, COUNT(*) FROM cases c, "
-                                    "json_each(c.coverage, '$.alpha') j GROUP BY 1, 2, 3"):
-        if camp in by_id:
-            by_id[camp].alpha += 1
+    for camp, t, v, n in db.execute("SELECT c.campaign, c.target, j.value, COUNT(*) FROM cases c, json_each(c.coverage, "
+                                    f"'$.alpha') j WHERE c.campaign IN ({ids}) GROUP BY 1, 2, 3"):
+        by_id[camp].alpha += 1
         if camp == cid:
             key, _, val = str(v).partition("=")
             alpha.append((t, key, val, int(n)))
-    return instr, alpha
+    return ops, instr, alpha
 
 
-def _trend_buckets(db: sqlite3.Connection, camps: list[CampaignRow]) -> None:
+def _trend_buckets(db: sqlite3.Connection, camps: list[CampaignRow], ids: str) -> None:
     by_id = {c.id: c for c in camps}
-    for camp, b in db.execute("SELECT DISTINCT campaign, bucket FROM cases WHERE bucket IS NOT NULL"):
-        if camp in by_id:
-            by_id[camp].buckets.add(b)
+    for camp, b in db.execute(f"SELECT DISTINCT campaign, bucket FROM cases WHERE campaign IN ({ids}) AND bucket IS "
+                              "NOT NULL"):
+        by_id[camp].buckets.add(b)
+
+
+def _new_vanished(camps: list[CampaignRow]) -> None:
     prev: CampaignRow | None = None
     for c in camps:
         if prev is not None:
@@ -230,56 +241,52 @@ def _bin_case(col: str) -> str:
     return f"CASE {arms} ELSE {len(edges)} END"
 
 
-def _timings(db: sqlite3.Connection, cid: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Compile-time histogram bins with each part's seconds, and per-backend run totals (one json_each pass)."""
+#: the compile timing keys and the part each is drawn as (``compile.solver`` is taken out of M5)
+_PART_KEYS = {"M1": "M1", "M2": "M2", "M3": "M3", "M4": "M4", "M5": "M5 (CSP)", "solver": "solver", "M6": "M6",
+              "gen": "gen", "proofs": "proofs"}
+
+
+def _timings(db: sqlite3.Connection, cid: int, fails: dict[tuple[str, str], dict[str, int]],
+             measured: set[tuple[str, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Compile-time histogram bins with each part's seconds, and per-backend run totals of the backends that
+    reported cycles (``measured``) or failed (``fails``: a backend failing every case reports none). Named keys
+    are read with json_extract (SQLite reuses one parse of a row's JSON for all of them)."""
+    parts = ", ".join(f"SUM(json_extract(timings, '$.\"compile.{k}\"'))" for k in _PART_KEYS)
     rows = db.execute(
-        "WITH t AS (SELECT target, stage, outcome, timings, json_extract(timings, '$.compile') AS c FROM cases "
-        f"WHERE campaign = ?) SELECT t.target, {_bin_case('t.c')} AS b, j.key, COUNT(*), SUM(j.value), SUM(t.c), "
-        "SUM(t.outcome = 'mismatch' AND t.stage = 'compare.' || substr(j.key, 5)), "
-        "SUM(t.outcome = 'backend-crash' AND t.stage = j.key) "
-        "FROM t, json_each(t.timings) j WHERE j.key = 'compile' OR j.key LIKE 'compile.%' OR j.key LIKE 'run.%' "
-        "GROUP BY 1, 2, 3", (cid,)).fetchall()
-    bins: dict[tuple[str, int], dict[str, Any]] = {}
-    runs: dict[tuple[str, str], dict[str, Any]] = {}
-    for t, b, key, n, s, ctot, mis, crash in rows:
-        if key.startswith("run."):
-            r = runs.setdefault((t, key[4:]), {"target": t, "backend": key[4:], "runs": 0, "seconds": 0.0,
-                                               "mismatch": 0, "crash": 0})
-            r["runs"] += int(n)
-            r["seconds"] += float(s or 0)
-            r["mismatch"] += int(mis or 0)
-            r["crash"] += int(crash or 0)
-            continue
-        d = bins.setdefault((t, int(b)), {"target": t, "bin": int(b), "cases": 0, "parts": dict.fromkeys(COMPILE_PARTS,
-                                                                                                         0.0)})
-        if key == "compile":
-            d["cases"] = int(n)
-            d["total"] = float(s or 0)
-            continue
-        part = key[len("compile."):]
-        if part == "M1":        # every compile that produced a program records M1 (with the other parts)
-            d["with_parts"] = int(n)
-            d["parts_total"] = float(ctot or 0)
-        if part == "M5":
-            d["parts"]["M5 (CSP)"] += float(s or 0)
-        elif part == "solver":
-            d["parts"]["solver"] += float(s or 0)
-            d["parts"]["M5 (CSP)"] -= float(s or 0)
-        elif part in d["parts"]:
-            d["parts"][part] += float(s or 0)
-    for d in bins.values():
-        d["parts"]["M5 (CSP)"] = max(d["parts"]["M5 (CSP)"], 0.0)
-    return sorted(bins.values(), key=lambda d: (d["target"], d["bin"])), sorted(runs.values(), key=lambda r: (
-        r["target"], r["backend"]))
+        f"WITH t AS MATERIALIZED (SELECT target, timings, json_extract(timings, '$.compile') AS c, "
+        "json_extract(timings, '$.\"compile.M1\"') IS NOT NULL AS p FROM cases WHERE campaign = ?) "
+        f"SELECT target, {_bin_case('c')}, COUNT(*), SUM(c), SUM(p), SUM(CASE WHEN p THEN c END), {parts} "
+        "FROM t WHERE c IS NOT NULL GROUP BY 1, 2", (cid,)).fetchall()
+    bins = []
+    for t, b, n, tot, n_parts, parts_tot, *secs in rows:
+        d = {"target": t, "bin": int(b), "cases": int(n), "total": float(tot or 0), "with_parts": int(n_parts or 0),
+             "parts_total": float(parts_tot or 0), "parts": dict.fromkeys(COMPILE_PARTS, 0.0)}
+        for k, v in zip(_PART_KEYS.values(), secs, strict=True):
+            d["parts"][k] += float(v or 0)
+        d["parts"]["M5 (CSP)"] = max(d["parts"]["M5 (CSP)"] - d["parts"]["solver"], 0.0)
+        bins.append(d)
+    names = measured | set(fails) | {(t, str(k)) for t, k in db.execute(   # with those that count no cycles (null)
+        "SELECT DISTINCT c.target, j.key FROM cases c, json_each(c.cycles) j WHERE c.campaign = ?", (cid,))}
+    runs = []
+    for t in sorted({t for t, _ in names}):
+        mine = sorted(b for tt, b in names if tt == t)
+        cols = ", ".join(f"COUNT(json_extract(timings, '$.\"run.{b}\"')), SUM(json_extract(timings, '$.\"run.{b}\"'))"
+                         for b in mine)
+        row = db.execute(f"SELECT {cols} FROM cases WHERE campaign = ? AND target = ?", (cid, t)).fetchone()
+        for i, b in enumerate(mine):
+            f = fails.get((t, b), {})
+            runs.append({"target": t, "backend": b, "runs": int(row[2 * i] or 0), "seconds": float(row[2 * i + 1] or 0),
+                         "mismatch": f.get("mismatch", 0), "crash": f.get("backend-crash", 0)})
+    return sorted(bins, key=lambda d: (d["target"], d["bin"])), runs
 
 
-def _percentiles(db: sqlite3.Connection, expr: str, where: str, params: tuple, group: str
-                 ) -> dict[str, dict[str, float]]:
-    """p50, p90 and max of ``expr`` per ``group`` (window functions: SQLite sorts, Python sees three rows a group)."""
+def _percentiles(db: sqlite3.Connection, source: str, params: tuple) -> dict[str, dict[str, float]]:
+    """n, p50, p90 and max of ``x`` per group ``g`` of the query ``source`` (window functions: SQLite sorts,
+    Python sees three rows a group)."""
     out: dict[str, dict[str, float]] = {}
     for g, x, rn, n in db.execute(
-            f"SELECT g, x, rn, n FROM (SELECT {group} AS g, {expr} AS x, ROW_NUMBER() OVER (PARTITION BY {group} "
-            f"ORDER BY {expr}) AS rn, COUNT(*) OVER (PARTITION BY {group}) AS n FROM {where}) "
+            f"WITH s AS MATERIALIZED ({source}) SELECT g, x, rn, n FROM (SELECT g, x, ROW_NUMBER() OVER (PARTITION BY g "
+            "ORDER BY x) AS rn, COUNT(*) OVER (PARTITION BY g) AS n FROM s WHERE x IS NOT NULL) "
             "WHERE rn = (n + 1) / 2 OR rn = MAX(1, CAST(0.9 * n AS INTEGER)) OR rn = n", params):
         d = out.setdefault(g, {"n": int(n)})
         if rn == (n + 1) // 2:
@@ -291,31 +298,25 @@ def _percentiles(db: sqlite3.Connection, expr: str, where: str, params: tuple, g
     return out
 
 
-def _compile_stats(db: sqlite3.Connection, cid: int) -> dict[str, dict[str, float]]:
-    stats = _percentiles(db, "json_extract(timings, '$.compile')",
-                         "cases WHERE campaign = ? AND json_extract(timings, '$.compile') IS NOT NULL", (cid,), "target")
-    for t, s in db.execute("SELECT target, SUM(json_extract(timings, '$.compile')) FROM cases WHERE campaign = ? "
-                           "GROUP BY 1", (cid,)):
-        if t in stats:
-            stats[t]["seconds"] = float(s or 0)
+def _compile_stats(db: sqlite3.Connection, cid: int, bins: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    stats = _percentiles(db, "SELECT target AS g, json_extract(timings, '$.compile') AS x FROM cases WHERE campaign = ?",
+                         (cid,))
+    for t, s in stats.items():
+        s["seconds"] = sum(b["total"] for b in bins if b["target"] == t)
     return stats
 
 
 def _cycles(db: sqlite3.Connection, cid: int) -> tuple[list[dict[str, Any]], dict[str, list[tuple[int, int, int]]]]:
-    where = ("(SELECT c.target || ' ' || j.key AS tb, j.value AS v FROM cases c, json_each(c.cycles) j "
-             "WHERE c.campaign = ? AND j.type = 'integer')")
-    stats = _percentiles(db, "v", where, (cid,), "tb")
+    stats = _percentiles(db, "SELECT c.target || ' ' || j.key AS g, j.value AS x FROM cases c, json_each(c.cycles) j "
+                             "WHERE c.campaign = ?", (cid,))    # null cycles (a backend that counts none) drop out
     cycles = []
     for tb, s in sorted(stats.items()):
         t, _, b = tb.partition(" ")
         cycles.append({"target": t, "backend": b, "cases": int(s["n"]), "p50": s["p50"], "p90": s["p90"],
                        "max": s["max"]})
-    n_by_target = dict(db.execute("SELECT target, COUNT(*) FROM cases WHERE campaign = ? AND "
-                                  "json_type(cycles, '$.rtl') = 'integer' AND json_type(cycles, '$.sim') = 'integer' "
-                                  "GROUP BY 1", (cid,)).fetchall())
     pairs: dict[str, list[tuple[int, int, int]]] = {}
-    for t, n in n_by_target.items():
-        step = max(1, -(-int(n) // MAX_POINTS))
+    for t, n in ((c["target"], c["cases"]) for c in cycles if c["backend"] == "rtl"):
+        step = max(1, -(-int(n) // MAX_POINTS))      # every step-th seed: a deterministic sample
         pairs[t] = [(int(s), int(a), int(b)) for s, a, b in db.execute(
             "SELECT seed, json_extract(cycles, '$.sim') a, json_extract(cycles, '$.rtl') b FROM cases WHERE "
             "campaign = ? AND target = ? AND json_type(cycles, '$.rtl') = 'integer' AND "
@@ -326,19 +327,30 @@ def _cycles(db: sqlite3.Connection, cid: int) -> tuple[list[dict[str, Any]], dic
 def _buckets(db: sqlite3.Connection, cid: int, camps: list[CampaignRow]) -> tuple[list[dict[str, Any]], int]:
     """The buckets of campaign ``cid``, newest first, with their reduced reproducer's kernel when on disk."""
     new = set(next(c for c in camps if c.id == cid).new)
-    total = db.execute("SELECT COUNT(DISTINCT bucket) FROM cases WHERE campaign = ? AND bucket IS NOT NULL",
-                       (cid,)).fetchone()[0]
+    total = len(next(c for c in camps if c.id == cid).buckets)
     rows = db.execute(
+        # MIN(seed) makes SQLite take the bare columns (outcome, reason) from the bucket's first case
         "SELECT c.bucket, COUNT(*), MIN(c.seed), c.outcome, b.campaign, b.target, b.seed, b.first_seen, b.reproducer, "
-        "b.replay, (SELECT reason FROM cases r WHERE r.campaign = c.campaign AND r.bucket = c.bucket LIMIT 1) "
-        "FROM cases c LEFT JOIN buckets b ON b.signature = c.bucket WHERE c.campaign = ? AND c.bucket IS NOT NULL "
-        "GROUP BY c.bucket ORDER BY b.first_seen DESC, c.bucket LIMIT ?", (cid, MAX_BUCKETS)).fetchall()
+        "b.replay, c.reason, c.target, c.generator FROM cases c LEFT JOIN buckets b ON b.signature = c.bucket WHERE c.campaign = ? AND "
+        "c.bucket IS NOT NULL GROUP BY c.bucket ORDER BY b.first_seen DESC, c.bucket LIMIT ?",
+        (cid, MAX_BUCKETS)).fetchall()
     out = []
-    for sig, n, seed, outcome, bc, bt, bs, first, repro, replay, reason in rows:
+    args = next(c for c in camps if c.id == cid).args
+    for sig, n, seed, outcome, bc, bt, bs, first, repro, replay, reason, target, gen in rows:
         out.append({"signature": sig, "cases": int(n), "first_seed_here": int(seed), "outcome": outcome,
                     "first_campaign": bc, "target": bt, "seed": bs, "first_seen": first, "reproducer": repro,
-                    "replay": replay, "reason": reason, "new": sig in new, "kernel": _kernel_text(repro)})
+                    "replay": replay, "reason": reason, "new": sig in new, "kernel": _kernel_text(repro),
+                    "rerun": _rerun(args, target, int(seed), gen)})
     return out, int(total) - len(out)
+
+
+def _rerun(args: dict[str, Any], target: str, seed: int, generator: str) -> str:
+    """The command that runs one case again exactly (same target, seed, generator and campaign options)."""
+    extra = [f"--backend {','.join(args['backends'])}"] if args.get("backends") else []
+    extra += [f"--max-nodes {args['max_nodes']}"] if "max_nodes" in args else []
+    extra += [f"--proofs {args['proofs']}"] if "proofs" in args else []
+    return " ".join(["accv fuzz", f"--target {target}", f"--seed {seed}", "--cases 1", f"--generator {generator}",
+                     *extra, "--db build/fuzz/rerun.sqlite"])
 
 
 def _kernel_text(folder: str | None, limit: int = 6000) -> str | None:

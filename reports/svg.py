@@ -37,13 +37,15 @@ def _fmt(v: float) -> str:
     return f"{v:.2g}"
 
 
-def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    """About ``n`` round tick values covering [lo, hi]."""
+def nice_ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> list[float]:
+    """About ``n`` round tick values covering [lo, hi] (whole numbers only with ``integer``)."""
     if hi <= lo:
         hi = lo + 1
     raw = (hi - lo) / max(n, 1)
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    if integer and step < 1:
+        step = 1
     start = math.floor(lo / step) * step
     ticks, v = [], start
     while v <= hi + step * 1e-9:
@@ -83,24 +85,28 @@ def _y_axis(out: list[str], ticks: list[float], y: Callable[[float], float], x0:
 
 
 def line_chart(series: dict[str, list[tuple[float, float]]], *, xlabel: str, ylabel: str, width: int = 760,
-               height: int = 260) -> str:
-    """One polyline per series over a shared linear x and y axis from 0."""
+               height: int = 260, xticks: Sequence[tuple[float, str]] | None = None) -> str:
+    """One polyline per series over a shared linear x and y axis from 0; ``xticks`` (position, label) replace
+    the numeric ticks of x."""
     pts = [p for s in series.values() for p in s]
     xmax = max((x for x, _ in pts), default=1) or 1
     ymax = max((y for _, y in pts), default=1) or 1
     ml, mr, mt, mb = 56, 16, 12, 40
-    xt, yt = nice_ticks(0, xmax), nice_ticks(0, ymax)
+    xt, yt = nice_ticks(0, xmax), nice_ticks(0, ymax, integer=all(float(y).is_integer() for _, y in pts))
+    x0, x1 = 0.0, xt[-1]
+    if xticks is not None:         # categorical positions: half a step of room either side
+        x0, x1 = min(p for p, _ in xticks) - 0.5, max(p for p, _ in xticks) + 0.5
 
     def X(v: float) -> float:
-        return ml + (width - ml - mr) * v / xt[-1]
+        return ml + (width - ml - mr) * (v - x0) / (x1 - x0)
 
     def Y(v: float) -> float:
         return height - mb - (height - mt - mb) * v / yt[-1]
 
     out = _open(width, height, f"{ylabel} against {xlabel}")
     _y_axis(out, yt, Y, ml, width - mr, ylabel)
-    for t in xt:
-        out.append(_text(X(t), height - mb + 16, _fmt(t)))
+    for p, lab in xticks if xticks is not None else [(t, _fmt(t)) for t in xt]:
+        out.append(_text(X(p), height - mb + 16, lab))
     out.append(_text((ml + width - mr) / 2, height - 6, xlabel))
     for i, (name, s) in enumerate(series.items()):
         path = " ".join(f"{X(x):.1f},{Y(y):.1f}" for x, y in sorted(s))
@@ -121,7 +127,7 @@ def stacked_bars(categories: Sequence[str], stacks: Sequence[tuple[str, Sequence
     cs = colors or [color(i) for i in range(len(stacks))]
     tot = [sum(s[1][i] for s in stacks) for i in range(len(categories))]
     ml, mr, mt, mb = 56, 12, 18, 52
-    yt = nice_ticks(0, max(tot, default=1) or 1)
+    yt = nice_ticks(0, max(tot, default=1) or 1, integer=all(float(v).is_integer() for v in tot))
     band = (width - ml - mr) / max(len(categories), 1)
 
     def Y(v: float) -> float:
@@ -155,7 +161,7 @@ def hbars(categories: Sequence[str], stacks: Sequence[tuple[str, Sequence[float]
     ml, mr, mt, mb = 16 + 7 * max((len(c) for c in categories), default=4), 60, 8, 34
     height = mt + mb + row * max(len(categories), 1)
     tot = [sum(s[1][i] for s in stacks) for i in range(len(categories))]
-    xt = nice_ticks(0, max(tot, default=1) or 1)
+    xt = nice_ticks(0, max(tot, default=1) or 1, integer=all(float(v).is_integer() for v in tot))
 
     def X(v: float) -> float:
         return ml + (width - ml - mr) * v / xt[-1]
