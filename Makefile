@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	command -v yosys >/dev/null || ./scripts/install-yosys.sh
+	command -v chromedriver >/dev/null || ./scripts/install-chromium.sh
 	rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP)
