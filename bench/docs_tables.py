@@ -238,6 +238,22 @@ def fuzz_throughput() -> str:
     return "\n".join(out)
 
 
+def report_scale() -> str:
+    """`accv report` on large synthesised campaign databases, cold and with the trend cache
+    (bench/report_scale.py)."""
+    d = _load("report_scale.json")
+    out = [_provenance(d) + f" Load average {d['load_avg']} while it ran (the machine is shared), so wall "
+           f"seconds exceed CPU seconds; the interpreter and imports alone take {d['startup_cpu_s']} s CPU.", "",
+           "| cases | campaigns | newest campaign | DB MiB | cold: wall s / CPU s | warm: wall s / CPU s | HTML KiB | "
+           "opens in Chromium |", "|---:|---:|---:|---:|---|---|---:|---:|"]
+    for r in d["configs"]:
+        opens = f"{r['open_ms']:.0f} ms" if r["open_ms"] is not None else "-"
+        out.append(f"| {r['cases']:,} | {r['campaigns']} | {r['newest_cases']:,} | {r['db_mib']:.0f} | "
+                   f"{r['cold_wall_s']:.2f} / {r['cold_cpu_s']:.2f} | {r['warm_wall_s']:.2f} / {r['warm_cpu_s']:.2f} | "
+                   f"{r['html_kib']:.0f} | {opens} |")
+    return "\n".join(out)
+
+
 def prove_library() -> str:
     """Proof time of a library sample before and after the prover's speed-ups, and of the whole
     library cold now (bench/prove_library.py)."""
@@ -268,7 +284,7 @@ def xla_simplifier() -> str:
 #: table name -> renderer (the name is what a ``<!-- table:NAME -->`` marker holds)
 TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
     compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
-    composite_movement, amx_emulated, fuzz_throughput, prove_library, xla_simplifier)}
+    composite_movement, amx_emulated, fuzz_throughput, prove_library, xla_simplifier, report_scale)}
 
 
 def render(name: str) -> str:

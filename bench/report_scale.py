@@ -1,15 +1,19 @@
 """How long `accv report` takes on a large campaign database, and how big its page is.
 
-    python bench/report_scale.py [--cases 300000] [--campaigns 7] [--trials 3]
+    python bench/report_scale.py [--config 300000x7 --config 100000x1] [--trials 3]
         [--json bench/results/report_scale.json]
 
-Synthesises a campaign database (the store's own schema, fuzz/store.py) of ``--cases`` cases over
-``--campaigns`` nightly campaigns with the distributions a real campaign shows (bench/results/
+For each ``--config CASESxCAMPAIGNS`` it synthesises a campaign database (the store's own schema,
+fuzz/store.py) of CASES cases over CAMPAIGNS nightly campaigns with the distributions a real campaign shows (bench/results/
 fuzz_throughput.json: mostly exit 3, a quarter passing, a few percent failures in a few dozen buckets,
 log-normal compile times split over M1-M6, sim and RTL cycles), then times the whole `accv report`
 command (a fresh process: imports, SQL aggregation, rendering, writing the page and the Markdown
-summary) over the newest campaign with the trends of all. :func:`synthesize` is also what the report's
-tests build their databases with.
+summary) over the newest campaign with the trends of all: cold (no trend cache: every campaign's rows
+aggregated) and warm (the finished campaigns' totals read from RUN.sqlite.report-cache.json, as on every
+night after the first), as wall and CPU seconds of the command's process (wall time depends on the
+machine's load; the JSON records the load average). It also times the page's opening in headless
+Chromium (navigation to load event) where Chromium and selenium are installed.
+:func:`synthesize` is also what the report's tests build their databases with.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import math
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -63,6 +68,14 @@ ENTRY main {{
   ROOT c = s32[4,4]{{1,0}} clamp(d, d, d)
 }}
 """
+
+
+def _graph(rng: random.Random, i: int) -> str:
+    """HLO text of a realistic length (the demo campaign's graphs: 600 characters on average, up to 2,300)."""
+    lines = [f"HloModule case_{i}", "", "ENTRY main {"]
+    for k in range(max(2, min(40, int(rng.lognormvariate(2.2, 0.5))))):
+        lines.append(f"  v{k} = s32[4,14]{{1,0}} {rng.choice(OPS)}(v{max(k - 1, 0)}, v{max(k - 2, 0)})")
+    return "\n".join(lines) + "\n}\n"
 
 
 def _signature(rng: random.Random, target: str, outcome: str, k: int) -> tuple[str, str]:
@@ -138,11 +151,13 @@ def synthesize(path: str | Path, cases: int = 300_000, campaigns: int = 7, seed:
             if outcome in ("mismatch", "compile-crash", "backend-crash", "timeout", "crash"):
                 k = rng.choice(sorted(live))
                 stage, symptom = _signature(rng, target, outcome, k)
-                reason = f"input set scaled: {symptom}: first difference at output 0 index (1, {k % 4}): 12 != 13"
+                reason = (f"input set scaled: {symptom}: first difference at output 0 index (1, {k % 4}): 12 != 13"
+                          if outcome == "mismatch" else f"{symptom}: synthetic failure {k}")
                 bucket = f"{target} | {outcome} | {stage} | {symptom}"
                 buckets.setdefault(bucket, (target, c * 100_000 + i, done))
             timings["total"] = round(sum(v for key, v in timings.items() if "." not in key), 6)
-            rows.append((cid, target, c * 100_000 + i, ["nnsmith", "gen"][i % 2], None, outcome, stage, symptom,
+            graph = None if outcome == "gen-error" else _graph(rng, i)
+            rows.append((cid, target, c * 100_000 + i, ["nnsmith", "gen"][i % 2], graph, outcome, stage, symptom,
                          reason, json.dumps(timings), json.dumps(cycles), rng.random() if outcome == "pass" else 0.0,
                          json.dumps(cov), bucket, done))
         db.execute("BEGIN")
@@ -161,40 +176,96 @@ def synthesize(path: str | Path, cases: int = 300_000, campaigns: int = 7, seed:
     return path
 
 
+def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one command in a fresh process."""
+    c0 = os.times()
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, capture_output=True)
+    c1 = os.times()
+    return time.perf_counter() - t0, (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
+
+
+def _open_ms(page: Path) -> float | None:
+    """Milliseconds from navigation to the load event of ``page`` in headless Chromium (None without it)."""
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        return None
+    if not chromium or not driver:
+        return None
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        opts.add_argument(a)
+    d = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    try:
+        times = []
+        for _ in range(3):
+            d.get(page.as_uri())
+            times.append(d.execute_script("const t = performance.getEntriesByType('navigation')[0]; "
+                                          "return t.loadEventEnd - t.startTime;"))
+        return round(statistics.median(times), 1)
+    finally:
+        d.quit()
+
+
+def _config(text: str) -> tuple[int, int]:
+    cases, _, camps = text.partition("x")
+    return int(cases), int(camps or 1)
+
+
+def measure(cases: int, campaigns: int, trials: int, env: dict[str, str]) -> dict:
+    """Synthesise one database and time `accv report` on it, cold and warm (module docstring)."""
+    tmp = Path(tempfile.mkdtemp(prefix="report_scale-"))
+    try:
+        db = tmp / "run.sqlite"
+        t0 = time.perf_counter()
+        synthesize(db, cases, campaigns)
+        synth_s = time.perf_counter() - t0
+        page = tmp / "report.html"
+        cmd = [sys.executable, "-m", "accv", "report", str(db), "-o", str(page), "--md", str(tmp / "s.md")]
+        cache = Path(str(db) + ".report-cache.json")
+        runs: dict[str, list[tuple[float, float]]] = {"cold": [], "warm": []}
+        for _ in range(trials):
+            cache.unlink(missing_ok=True)
+            runs["cold"].append(_run(cmd, env))       # every campaign aggregated; writes the cache
+            runs["warm"].append(_run(cmd, env))       # the finished campaigns' totals from the cache
+        per_night = cases // campaigns
+        return {"cases": cases, "campaigns": campaigns, "newest_cases": cases - per_night * (campaigns - 1),
+                "db_mib": round(db.stat().st_size / 2**20, 1), "synth_s": round(synth_s, 1),
+                **{f"{k}_{m}_s": round(statistics.median(r[i] for r in v), 2) for k, v in runs.items()
+                   for i, m in enumerate(("wall", "cpu"))},
+                "html_kib": round(page.stat().st_size / 1024, 1), "md_kib": round((tmp / "s.md").stat().st_size / 1024, 1),
+                "open_ms": _open_ms(page)}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", type=int, default=300_000)
-    ap.add_argument("--campaigns", type=int, default=7)
+    ap.add_argument("--config", action="append", type=_config, metavar="CASESxCAMPAIGNS",
+                    help="a database to synthesise (repeatable; default 300000x7 and 100000x1)")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--json", type=Path, default=RESULTS / "report_scale.json")
     args = ap.parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="report_scale-"))
-    db = tmp / "run.sqlite"
-    t0 = time.perf_counter()
-    synthesize(db, args.cases, args.campaigns)
-    synth_s = time.perf_counter() - t0
+    configs = args.config or [(300_000, 7), (100_000, 1)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-    cmd = [sys.executable, "-m", "accv", "report", str(db), "-o", str(tmp / "report.html"), "--md", str(tmp / "s.md")]
-    times = []
-    for _ in range(args.trials):
-        t1 = time.perf_counter()
-        subprocess.run(cmd, check=True, env=env, capture_output=True)
-        times.append(time.perf_counter() - t1)
-    t1 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import accv.cli"], check=True, env=env)
-    startup = time.perf_counter() - t1
-    page = (tmp / "report.html").stat().st_size
-    mb = db.stat().st_size / 2**20
-    res = {"command": f"python bench/report_scale.py --cases {args.cases} --campaigns {args.campaigns} "
-                      f"--trials {args.trials}",
-           **run_meta(), "cases": args.cases, "campaigns": args.campaigns, "db_mib": round(mb, 1),
-           "synth_s": round(synth_s, 1), "report_s": [round(t, 3) for t in times],
-           "report_median_s": round(statistics.median(times), 3), "startup_s": round(startup, 3),
-           "html_kib": round(page / 1024, 1), "md_kib": round((tmp / "s.md").stat().st_size / 1024, 1)}
-    print(f"{'cases':>8} {'campaigns':>9} {'db MiB':>7} {'report s (median)':>18} {'of which start-up s':>20} "
-          f"{'HTML KiB':>9}")
-    print(f"{args.cases:>8} {args.campaigns:>9} {mb:>7.1f} {res['report_median_s']:>18.2f} {startup:>20.2f} "
-          f"{res['html_kib']:>9.1f}")
+    rows = [measure(c, k, args.trials, env) for c, k in configs]
+    startup = [_run([sys.executable, "-c", "import accv.cli, reports.html, reports.markdown, reports.query"], env)
+               for _ in range(args.trials)]
+    res = {"command": "python bench/report_scale.py " + " ".join(f"--config {c}x{k}" for c, k in configs)
+                      + f" --trials {args.trials}",
+           **run_meta(), "load_avg": round(os.getloadavg()[0], 1),
+           "startup_cpu_s": round(statistics.median(c for _, c in startup), 2), "configs": rows}
+    print(f"{'cases':>8} {'campaigns':>9} {'newest':>7} {'DB MiB':>7} {'cold wall s':>11} {'cold CPU s':>10} "
+          f"{'warm wall s':>11} {'warm CPU s':>10} {'HTML KiB':>9} {'opens (ms)':>10}")
+    for r in rows:
+        print(f"{r['cases']:>8} {r['campaigns']:>9} {r['newest_cases']:>7} {r['db_mib']:>7} {r['cold_wall_s']:>11} "
+              f"{r['cold_cpu_s']:>10} {r['warm_wall_s']:>11} {r['warm_cpu_s']:>10} {r['html_kib']:>9} "
+              f"{r['open_ms'] if r['open_ms'] is not None else '-':>10}")
+    print(f"(the interpreter and imports alone: {res['startup_cpu_s']} s CPU; load average {res['load_avg']})")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(res, indent=1) + "\n")
     print(f"wrote {args.json}")

@@ -117,7 +117,7 @@ def _outcomes(d: ReportData) -> str:
     rows = [[b["target"], b["backend"], b["runs"], b["seconds"], b["seconds"] / max(b["runs"], 1), b["mismatch"],
              b["crash"]] for b in sorted(d.backends, key=lambda b: (order.get(b["target"], 99), b["backend"]))]
     return ("<h2 id=outcomes>Outcomes per target and backend</h2>" + svg.legend(outs, cols) +
-            svg.hbars(d.targets, stacks, xlabel="cases", colors=cols) +
+            svg.hbars(d.targets, stacks, xlabel="cases", colors=cols, label="outcomes per target") +
             "<p class=note>A case runs the compiled program on each backend of its target, three input sets each; "
             "the first disagreement with the reference interpreter (or crash) ends the case and is charged to "
             "that backend.</p>" +
@@ -152,7 +152,8 @@ def _coverage(d: ReportData) -> str:
         if not ins:
             continue
         out.append(f"<div><b>{escape(t)}</b> ({len(ins)} instructions)" + svg.hbars(
-            [k for k, _, _ in ins], [("cases using it", [n for _, n, _ in ins])], xlabel="cases", width=340) + "</div>")
+            [k for k, _, _ in ins], [("cases using it", [n for _, n, _ in ins])], xlabel="cases", width=340,
+            label=f"{t} instructions used") + "</div>")
     out.append("</div>")
     attrs: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
     for t, key, val, n in d.alpha:
@@ -187,7 +188,8 @@ def _rtl(d: ReportData) -> str:
         cats = [f"{r[ix['design']]} {r[kind]}" if kind is not None else str(r[ix["design"]]) for r in rows]
         pct = [100.0 * r[ix["covered"]] / r[ix["total"]] if r[ix["total"]] else 0.0 for r in rows]
         out.append(svg.hbars(cats, [("covered %", pct), ("not covered %", [100 - p for p in pct])],
-                             xlabel="% of coverage points hit", colors=["#009E73", "#EEEEEE"]))
+                             xlabel="% of coverage points hit", colors=["#009E73", "#EEEEEE"],
+                             label="RTL coverage per design"))
     out.append(_table([c for c in cols], rows))
     return "".join(out)
 
@@ -224,7 +226,7 @@ def _compile(d: ReportData) -> str:
         notes = [str(bins[k]["cases"]) if k in bins and bins[k]["cases"] else "" for k in range(lo, hi + 1)]
         out.append(f"<div><b>{escape(t)}</b>" + svg.stacked_bars(
             cats, list(stacks.items()), ylabel="compiles", notes=notes, width=520, height=240,
-            colors=[PART_COLORS[p] for p in parts]) + "</div>")
+            colors=[PART_COLORS[p] for p in parts], label=f"{t} compile times by module") + "</div>")
     out.append("</div>")
     order = {t: i for i, t in enumerate(d.targets)}
     rows = [[t, int(s["n"]), s["p50"], s["p90"], s["max"], s.get("seconds", 0.0)]
@@ -296,7 +298,7 @@ def _trends(d: ReportData) -> str:
                 "same database holds several (nightly runs).</p>")
     ids = [f"#{c.id}" for c in camps]
     thr = svg.stacked_bars(ids, [("cases / min", [c.per_minute or 0 for c in camps])], ylabel="cases / min",
-                           notes=[f"{c.per_minute:.0f}" if c.per_minute else "-" for c in camps], width=330, height=220)
+                           label="throughput per campaign", notes=[f"{c.per_minute:.0f}" if c.per_minute else "-" for c in camps], width=330, height=220)
     cov = svg.line_chart({"operator:dtype pairs": [(i, c.ops) for i, c in enumerate(camps, 1)],
                           "instructions": [(i, c.instructions) for i, c in enumerate(camps, 1)],
                           "α values": [(i, c.alpha) for i, c in enumerate(camps, 1)]},
@@ -304,7 +306,7 @@ def _trends(d: ReportData) -> str:
                          xticks=[(i, f"#{c.id}") for i, c in enumerate(camps, 1)])
     bk = svg.stacked_bars(ids, [("new", [len(c.new) for c in camps]),
                                 ("still open", [len(c.buckets) - len(c.new) for c in camps]),
-                                ("vanished", [len(c.vanished) for c in camps])], ylabel="buckets", width=330,
+                                ("vanished", [len(c.vanished) for c in camps])], ylabel="buckets", label="buckets per campaign", width=330,
                           height=220, colors=["#D55E00", "#999999", "#009E73"])
     rows = [[c.id, when(c.started), c.cases, round(c.per_minute, 1) if c.per_minute else "-", c.passed, c.failures,
              len(c.buckets), len(c.new), len(c.vanished), c.ops, c.instructions, c.alpha] for c in camps]

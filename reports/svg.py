@@ -121,7 +121,7 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, xlabel: str, yla
 
 def stacked_bars(categories: Sequence[str], stacks: Sequence[tuple[str, Sequence[float]]], *, ylabel: str,
                  notes: Sequence[str] | None = None, width: int = 760, height: int = 280,
-                 colors: Sequence[str] | None = None) -> str:
+                 colors: Sequence[str] | None = None, label: str | None = None) -> str:
     """Vertical bars, one per category, each stacked from the series in ``stacks``; ``notes`` (one per
     category) are written above the bars."""
     cs = colors or [color(i) for i in range(len(stacks))]
@@ -133,7 +133,7 @@ def stacked_bars(categories: Sequence[str], stacks: Sequence[tuple[str, Sequence
     def Y(v: float) -> float:
         return height - mb - (height - mt - mb) * v / yt[-1]
 
-    out = _open(width, height, ylabel)
+    out = _open(width, height, label or ylabel)
     _y_axis(out, yt, Y, ml, width - mr, ylabel)
     for i, cat in enumerate(categories):
         x = ml + i * band + band * 0.15
@@ -154,7 +154,7 @@ def stacked_bars(categories: Sequence[str], stacks: Sequence[tuple[str, Sequence
 
 
 def hbars(categories: Sequence[str], stacks: Sequence[tuple[str, Sequence[float]]], *, xlabel: str,
-          width: int = 760, colors: Sequence[str] | None = None) -> str:
+          width: int = 760, colors: Sequence[str] | None = None, label: str | None = None) -> str:
     """Horizontal stacked bars, one row per category, each row's total written at its end."""
     cs = colors or [color(i) for i in range(len(stacks))]
     row = 26
@@ -166,7 +166,7 @@ def hbars(categories: Sequence[str], stacks: Sequence[tuple[str, Sequence[float]
     def X(v: float) -> float:
         return ml + (width - ml - mr) * v / xt[-1]
 
-    out = _open(width, height, xlabel)
+    out = _open(width, height, label or xlabel)
     for t in xt:
         out.append(f'<line x1="{X(t):.1f}" x2="{X(t):.1f}" y1="{mt}" y2="{height - mb}" stroke="#e5e5e5"/>')
         out.append(_text(X(t), height - mb + 14, _fmt(t)))
