@@ -90,6 +90,8 @@ def _summary(d: ReportData) -> str:
 
 def _throughput(d: ReportData) -> str:
     h = "<h2 id=throughput>Cases per minute</h2>"
+    if not d.campaign.cases:
+        return h + "<p class=note>No case of this campaign has finished yet.</p>"
     if not d.has_done:
         return h + ("<p class=note>Not available: the cases of this campaign carry no completion times "
                     f"(average over the campaign: {d.campaign.per_minute or 0:.1f} cases/min).</p>")

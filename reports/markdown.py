@@ -38,6 +38,8 @@ def render_markdown(d: ReportData, html_name: str | None = None) -> str:
            + ".", ""]
     if html_name:
         out += [f"The full report with the plots: [{html_name}]({html_name}).", ""]
+    if not d.targets:
+        return "\n".join([*out, "No case of this campaign has finished yet.", ""])
     outs = [o for o in OUTCOME_COLORS if any(o in d.outcomes[t] for t in d.targets)]
     out += ["## Outcomes", ""]
     out += _table(["target", *outs, "total"],
@@ -72,4 +74,12 @@ def render_markdown(d: ReportData, html_name: str | None = None) -> str:
         out.append(f"- ... {d.more_buckets} older bucket(s)")
     if c.vanished:
         out += ["", "Vanished since the previous campaign:", ""] + [f"- `{s}`" for s in c.vanished]
+    camps = [x for x in d.campaigns if x.cases and x.id <= c.id][-7:]
+    if len(camps) > 1:
+        out += ["", "## Trends (the last campaigns of this database)", ""]
+        out += _table(["campaign", "started", "cases", "cases/min", "pass", "failures", "buckets", "new", "vanished",
+                       "op:dtype", "instructions", "α values"],
+                      [[x.id, when(x.started), x.cases, f"{x.per_minute:.1f}" if x.per_minute else "-", x.passed,
+                        x.failures, len(x.buckets), len(x.new), len(x.vanished), x.ops, x.instructions, x.alpha]
+                       for x in camps])
     return "\n".join(out).rstrip() + "\n"

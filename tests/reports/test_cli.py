@@ -63,3 +63,17 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, campaig
     assert main([a.format(db=campaign_db) for a in argv]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_campaign_without_cases_yet(campaign_db: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "run.sqlite"
+    shutil.copy(campaign_db, db)
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO campaigns (args, seed, started) VALUES ('{\"targets\": [\"gemmini\"]}', 0, 2e9)")
+    con.commit()
+    con.close()
+    assert main(["report", str(db), "--md", str(tmp_path / "s.md")]) == 0
+    assert "No case of this campaign has finished yet." in (tmp_path / "run.html").read_text()
+    assert (tmp_path / "s.md").read_text().startswith("# accv campaign 3\n\n0 cases")
