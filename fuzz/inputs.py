@@ -5,8 +5,8 @@
 - ``scaled``: ordinary values scaled as real activations are, so outputs stay finite and varied
   (:func:`semantics.informative.draw_scaled`: floats normal with standard deviation K**-0.25 for
   the longest contraction K of the graph, so an attention score has unit variance instead of
-  overflowing exp; small integers; retried non-negative and smaller when the reference outputs
-  are not all finite and varied).
+  overflowing exp; small integers; retried non-negative, then with smaller floats and wider
+  integers, when the reference outputs are not all finite and varied).
 - ``full``: integers uniform over the whole type (wraparound, saturation), floats over many
   binades (:func:`semantics.inputs.random_inputs`).
 - ``edges``: the ``full`` values with a quarter replaced by edge values: integer bounds, NaN, +-inf,

@@ -12,8 +12,9 @@ whole-range sets each check draws a ``scaled`` set, per kernel:
   attention, and exp of it stays finite; s8 in [-8, 8], u8 in [0, 16], wider integers in
   [-1000, 1000]; predicates uniform.
 - When the reference outputs of that draw are not all finite and varied (an exp of an exp, a
-  log of a negative), the draw is retried with the values made non-negative, then (floats) with
-  sigma / 16, both signs and then non-negative; the draw with the largest informative share is kept (the
+  log of a negative, an integer clamp that saturates every small value), the draw is retried with
+  the values made non-negative, then with sigma / 16 and integer ranges 16 times wider (clipped
+  to the type), both signs and then non-negative; the draw with the largest informative share is kept (the
   first one on a tie). The choice is deterministic in the graph and the seed.
 
 :func:`informative_share` is the share of output elements that are finite and belong to an
@@ -44,7 +45,7 @@ __all__ = ["CHECK_KINDS", "InputSet", "ScaledDraw", "check_sets", "contraction_l
 #: the kinds of ``accv check``'s input sets, in the order set ``i`` cycles through them
 CHECK_KINDS: tuple[str, ...] = ("scaled", "edges", "full")
 
-#: the retries of the ``scaled`` draw: (sigma factor, non-negative), in order
+#: the retries of the ``scaled`` draw: (sigma factor (integer ranges are divided by it), non-negative)
 _TRIES: tuple[tuple[float, bool], ...] = ((1.0, False), (1.0, True), (1 / 16, False), (1 / 16, True))
 
 
@@ -60,7 +61,7 @@ def contraction_length(graph: Graph) -> int:
     return k
 
 
-def _scaled(graph: Graph, seed: int, sigma: float, positive: bool) -> list[np.ndarray]:
+def _scaled(graph: Graph, seed: int, sigma: float, positive: bool, wide: float = 1.0) -> list[np.ndarray]:
     rng = np.random.default_rng([seed, 1])
     out = []
     for t in graph.param_types:
@@ -73,8 +74,9 @@ def _scaled(graph: Graph, seed: int, sigma: float, positive: bool) -> list[np.nd
             a = rng.normal(0.0, sigma, t.shape)
             a = np.abs(a) if positive else a
         else:
-            hi = (8 if dt.is_signed else 16) if dt.bits == 8 else 1000
-            a = rng.integers(0 if positive or not dt.is_signed else -hi, hi + 1, t.shape)
+            hi = min(int(((8 if dt.is_signed else 16) if dt.bits == 8 else 1000) * wide), dt.max)
+            lo = 0 if positive or not dt.is_signed else max(-hi, dt.min)
+            a = rng.integers(lo, hi + 1, t.shape)
         out.append(np.asarray(a).astype(dt.np).reshape(t.shape))
     return out
 
@@ -94,10 +96,9 @@ class ScaledDraw:
 def draw_scaled(graph: Graph, seed: int) -> ScaledDraw:
     """The ``scaled`` set (module docstring), with the reference outputs it was chosen by."""
     sigma0 = contraction_length(graph) ** -0.25
-    floats = any(t.dtype.is_float for t in graph.param_types if isinstance(t, TensorType))
     best: ScaledDraw | None = None
-    for factor, positive in _TRIES if floats else _TRIES[:2]:     # sigma does not scale integers
-        xs = _scaled(graph, seed, sigma0 * factor, positive)
+    for factor, positive in _TRIES:
+        xs = _scaled(graph, seed, sigma0 * factor, positive, wide=1 / factor)
         with np.errstate(all="ignore"):
             ys = evaluate(graph, xs)
         d = ScaledDraw(xs, ys, informative_share(ys), sigma0 * factor, positive)

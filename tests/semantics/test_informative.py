@@ -57,3 +57,11 @@ def test_check_sets_cycle_scaled_edges_full() -> None:
         assert a.tobytes() == b.tobytes()
     for a, b in zip(check_sets(g, 1, seed=10)[0].inputs, sets[0].inputs, strict=True):
         assert a.tobytes() == b.tobytes()                 # deterministic
+
+
+def test_an_integer_clamp_that_saturates_small_values_is_retried_wider() -> None:
+    g = parse_hlo("HloModule m\nENTRY e {\n  p = s8[64] parameter(0)\n  lo = s8[] constant(20)\n"
+                  "  hi = s8[] constant(30)\n  ROOT c = s8[64] clamp(lo, p, hi)\n}\n")
+    assert informative_share(evaluate(g, _scaled(g, 0, 1.0, positive=False))) == 0.0   # [-8, 8] -> all 20
+    d = draw_scaled(g, 0)
+    assert d.share == 1.0 and int(d.inputs[0].max()) > 30
