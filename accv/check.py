@@ -1,9 +1,16 @@
 """Every compilation is checked: :func:`check_program` runs the program on a backend (default the
-target's functional simulator; any of :mod:`accv.backends`) for random input sets and compares
-with the reference interpreter, bit for bit (every instruction of the three targets declares an
-exact numeric contract; a bounded one would be applied here). A mismatch is a compiler bug: it
-writes a reproducer folder (the kernel, the inputs, the program, both outputs and a README with
-the first differing element).
+target's functional simulator; any of :mod:`accv.backends`) for input sets and compares with the
+reference interpreter, bit for bit (every instruction of the three targets declares an exact
+numeric contract; a bounded one would be applied here). A mismatch is a compiler bug: it writes a
+reproducer folder (the kernel, the inputs, the program, both outputs and a README with the first
+differing element).
+
+The input sets are :func:`semantics.informative.check_sets`: set ``i`` is ``scaled`` (values
+scaled by the kernel's contraction length so outputs are finite and varied), ``edges`` (NaN, inf,
+-0.0, subnormals, ties, integer bounds) or ``full`` (the whole range) for ``i % 3`` = 0, 1, 2, with
+seed ``seed + i``. Each set's report says whether its outputs carried information
+(:func:`semantics.informative.describe`); a check whose every set agreed but none carried any is
+``degenerate`` (:attr:`CheckResult.degenerate`), not a pass.
 
 :func:`backend_cost` / :func:`rtl_cost` turn a backend into a cost model for the compiler's
 candidate selection (``compile_graph(cost=...)``): the cycles a candidate program takes on it.
@@ -15,13 +22,13 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from semantics.compare import compare
-from semantics.inputs import random_inputs
+from semantics.informative import check_sets, describe
 from semantics.interp import evaluate
 from semantics.ir import Graph
 
@@ -32,29 +39,51 @@ from compilers.program import Program, print_asm
 from .backends import get_backend
 from .npyio import save_output
 
-__all__ = ["CheckResult", "check_program", "backend_cost", "rtl_cost"]
+__all__ = ["CheckResult", "SetReport", "check_program", "backend_cost", "rtl_cost"]
+
+
+@dataclass
+class SetReport:
+    """One input set of a check: its kind and seed, the informative share of the reference outputs
+    and the line saying it (``informative: 100% finite, varied`` / ``DEGENERATE: all outputs NaN``)."""
+
+    kind: str
+    seed: int
+    share: float
+    text: str
 
 
 @dataclass
 class CheckResult:
+    """``ok``: every input set run agreed with the reference; ``sets``: the report of each set run
+    (the failing one last)."""
+
     runs: int
     ok: bool
     message: str = ""
     reproducer: Path | None = None
     cycles: int | None = 0
     backend: str = "sim"
+    sets: list[SetReport] = field(default_factory=list)
+
+    @property
+    def degenerate(self) -> bool:
+        """Every set agreed but no set's outputs carried information (all NaN/inf or constant)."""
+        return self.ok and all(s.share == 0 for s in self.sets)
 
 
 def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed: int = 0,
                   kernel_path: str | Path | None = None, repro_dir: Path | None = None,
                   backend: Backend | None = None) -> CheckResult:
-    """Run ``n`` input sets (seeds ``seed``.. ``seed+n-1``; odd runs use edge values) on ``backend``
-    (default the functional simulator); ``cycles`` is the last run's cycle count."""
+    """Run ``n`` input sets (module docstring; seeds ``seed``.. ``seed+n-1``) on ``backend`` (default
+    the functional simulator); ``cycles`` is the last run's cycle count."""
     backend = backend or get_backend(acc, "sim")
     cycles: int | None = 0
-    for i in range(n):
-        xs = random_inputs(graph, seed + i, edges=bool(i % 2))
-        ref = evaluate(graph, xs)
+    reports: list[SetReport] = []
+    for i, s in enumerate(check_sets(graph, n, seed)):
+        xs = s.inputs
+        ref = s.outputs if s.outputs is not None else evaluate(graph, xs)
+        reports.append(SetReport(s.kind, s.seed, *describe(ref)))
         res = backend.run(program, xs)
         cycles = res.cycles
         cmp = compare(ref, res.outputs)
@@ -76,12 +105,13 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
                 save_output(where / f"expected{k}.npy", e)
                 save_output(where / f"actual{k}.npy", np.asarray(a))
             (where / "README.md").write_text(
-                f"# Compiler mismatch on target {acc.name} (backend {backend.name})\n\nInput set {i} (seed {seed + i}, "
-                f"edge values {bool(i % 2)}): {why}\n\nReplay: `accv sim program.asm --target {acc.name} "
+                f"# Compiler mismatch on target {acc.name} (backend {backend.name})\n\nInput set {i} (seed {s.seed}, "
+                f"{s.kind} values): {why}\n\nReplay: `accv sim program.asm --target {acc.name} "
                 f"--inputs {','.join(f'input{k}.npy' for k in range(len(xs)))}` and compare with "
                 f"`accv run kernel.hlo --inputs ...`.\n")
-        return CheckResult(i + 1, False, f"input set {i} (seed {seed + i}): {why}", where, cycles, backend.name)
-    return CheckResult(n, True, "", None, cycles, backend.name)
+        return CheckResult(i + 1, False, f"input set {i} (seed {s.seed}, {s.kind} values): {why}", where, cycles,
+                           backend.name, reports)
+    return CheckResult(n, True, "", None, cycles, backend.name, reports)
 
 
 def backend_cost(acc: Accelerator, backend: str, inputs: Sequence[np.ndarray], **options: object

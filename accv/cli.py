@@ -6,6 +6,8 @@ Exit codes (also in README.md):
     2  bad input: unreadable file, HLO syntax error, malformed graph, wrong inputs, bad usage
     3  the input is valid but the target cannot run it (compiler issues)
     4  accv prove: a proof is unknown (timeout); 5: only bounded under --require proved (prove_cmd.py)
+    6  accv check / compile --check: the program agreed with the reference on every input set, but
+       no set's outputs carried information (all NaN/inf, or every output constant): degenerate
 Errors a user can cause print one line on stderr (``accv: <place>: <reason>``), never a traceback.
 """
 
@@ -206,8 +208,16 @@ def _run_check(args: argparse.Namespace, g, acc, prog, out: Path, backend_name: 
               f"reference on {chk.message}; reproducer in {chk.reproducer}", file=sys.stderr)
         return 1
     cyc = "" if chk.cycles is None else f"; {chk.cycles} cycles"
-    print(f"  check: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal the "
-          f"reference bit for bit{cyc}")
+    informative = sum(r.share > 0 for r in chk.sets)
+    what = "check DEGENERATE" if chk.degenerate else "check"
+    print(f"  {what}: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal the "
+          f"reference bit for bit{cyc}; {informative} of {chk.runs} informative")
+    for i, r in enumerate(chk.sets):
+        print(f"    set {i} ({r.kind}, seed {r.seed}): {r.text}")
+    if chk.degenerate:
+        print(f"accv: {args.file}: DEGENERATE check: no input set's outputs carry information (all NaN/inf or "
+              "constant), so the agreement says nothing about the program's values (exit 6)", file=sys.stderr)
+        return 6
     return 0
 
 

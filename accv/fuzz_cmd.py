@@ -21,7 +21,9 @@ def _list(s: str) -> tuple[str, ...]:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fuzz", help="differential campaign: random graphs on every backend vs the reference")
     p.add_argument("--target", default="gemmini,qkv,amx", help="comma-separated targets (default gemmini,qkv,amx)")
-    p.add_argument("--backend", default="", help="comma-separated backends (default: every available one)")
+    p.add_argument("--backend", default="",
+                   help="comma-separated backends and graph oracles: sim, stream, rtl, emulated, native, xla "
+                        "(XLA:CPU vs the reference semantics; needs the xla extra) (default: every available one)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--minutes", type=float, help="run for this long")
     g.add_argument("--cases", type=int, help="cases per target")
@@ -29,7 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="first seed (case i of a target has seed S+i)")
     p.add_argument("--db", default="build/fuzz/run.sqlite", help="SQLite database (default build/fuzz/run.sqlite)")
     p.add_argument("--scheduler", help="Dask scheduler address: run the cases on that cluster")
-    p.add_argument("--generator", default="nnsmith,gen", help="nnsmith, gen or both (alternating; default both)")
+    p.add_argument("--generator", default="",
+                   help="nnsmith, gen, blocks (qkv), comma-separated, used in turn (default per target: "
+                        "gemmini and amx nnsmith,gen; qkv blocks,nnsmith,blocks,gen)")
     p.add_argument("--max-nodes", type=int, default=5, help="operators per generated graph (default 5)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it is killed (default 120)")
     p.add_argument("--proofs", choices=("cached", "prove"), default="prove",

@@ -43,7 +43,7 @@ class CampaignArgs:
     cases: int | None = None                # cases per target (None: until minutes run out)
     minutes: float | None = None
     seed: int = 0
-    generators: tuple[str, ...] = ("nnsmith", "gen")
+    generators: tuple[str, ...] = ()       # () = fuzz.opsets.CAMPAIGN_GENERATORS per target
     max_nodes: int = 5
     timeout: float = 120.0
     proofs: str = "prove"
@@ -55,14 +55,17 @@ class CampaignArgs:
 
     def spec(self, target: str, i: int) -> CaseSpec:
         be = tuple(b for b in self.backends if _offers(target, b)) if self.backends else ()
-        return CaseSpec(target, self.seed + i, self.generators[i % len(self.generators)], be, self.max_nodes,
+        from .opsets import CAMPAIGN_GENERATORS
+
+        gens = self.generators or CAMPAIGN_GENERATORS.get(target, ("nnsmith", "gen"))
+        return CaseSpec(target, self.seed + i, gens[i % len(gens)], be, self.max_nodes,
                         self.proofs)
 
 
 def _offers(target: str, backend: str) -> bool:
-    from .oracles import BACKENDS
+    from .oracles import BACKENDS, GRAPH_ORACLES
 
-    return backend in BACKENDS.get(target, ())
+    return backend in BACKENDS.get(target, ()) or backend in GRAPH_ORACLES
 
 
 @dataclass

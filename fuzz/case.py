@@ -8,7 +8,8 @@ reducer, given inputs); its :class:`Verdict` carries the failure's signature.
 Outcomes: ``pass``; ``unsupported`` (the compiler's exit 3, coverage data: the operator and reason);
 ``degenerate`` (every comparison agreed but the ``scaled`` outputs carry no information: none is
 finite or every output is constant); ``mismatch`` (a backend's outputs differ from the reference
-interpreter's; the first differing element is in the reason); ``compile-crash``; ``backend-crash``;
+interpreter's, or a graph oracle's (XLA) from the reference semantics, which is checked first and
+whether or not the target compiles the graph; the first differing element is in the reason); ``compile-crash``; ``backend-crash``;
 ``gen-error`` (the generator produced nothing for this seed; not a failure). ``timeout`` and
 ``crash`` (the worker process died) are recorded by the campaign, which outlives the case.
 """
@@ -38,7 +39,7 @@ from .store import Case
 
 __all__ = ["CaseSpec", "Verdict", "evaluate_graph", "generate_graph", "run_case", "signature"]
 
-GENERATORS = ("nnsmith", "gen")
+GENERATORS = ("nnsmith", "gen", "blocks")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class Verdict:
     backend: str | None = None          # the failing backend
     input_set: str | None = None        # the failing input set
     inputs: list[np.ndarray] | None = None
+    informative_sets: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)   # graph oracles not run, with the reason
 
     def signature(self, target: str) -> str | None:
         return signature(target, self.outcome, self.stage, self.symptom)
@@ -104,6 +107,10 @@ def generate_graph(spec: CaseSpec) -> Graph:
         n = max(k for t, k in OPSETS if t == spec.target and k <= 2)
         o = OPSETS[(spec.target, n)]
         return random_graph(spec.seed, ops=o.ops.split(","), dtypes=o.dtypes.split(","), max_ops=spec.max_nodes - 1)
+    if spec.generator == "blocks":
+        from .blocks import blocks_graph
+
+        return blocks_graph(spec.target, spec.seed, spec.max_nodes)
     raise ValueError(f"unknown generator '{spec.generator}' (known: {', '.join(GENERATORS)})")
 
 
@@ -142,8 +149,51 @@ def _output_opcode(graph: Graph, k: int) -> str:
 
 def evaluate_graph(target: str, graph: Graph, backends: tuple[str, ...] = (), seed: int = 0, proofs: str = "prove",
                    inputs: list[tuple[str, list[np.ndarray]]] | None = None) -> Verdict:
-    """Compile ``graph`` for ``target``, run it on ``backends`` (default: every available one) for each
-    input set (default :func:`fuzz.inputs.input_sets` of ``seed``) and compare with the reference."""
+    """Check ``graph`` on the graph oracles among ``backends`` (:func:`fuzz.oracles.split_backends`), then
+    compile it for ``target``, run it on the program backends for each input set (default
+    :func:`fuzz.inputs.input_sets` of ``seed``) and compare with the reference."""
+    programs, graph_oracles = oracles.split_backends(target, backends)
+    skipped = {o: why for o in graph_oracles if (why := oracles.graph_oracle_unavailable(o, graph)) is not None}
+    timings: dict[str, float] = {}
+    if len(skipped) < len(graph_oracles):
+        inputs = inputs if inputs is not None else input_sets(graph, seed)
+        found = _graph_oracles(graph, [o for o in graph_oracles if o not in skipped], inputs, timings)
+        if found is not None:
+            found.skipped = skipped
+            return found
+    v = _compile_and_compare(target, graph, programs, seed, proofs, inputs)
+    v.timings.update(timings)
+    v.skipped = skipped
+    return v
+
+
+def _graph_oracles(graph: Graph, names: list[str], sets: list[tuple[str, list[np.ndarray]]],
+                   timings: dict[str, float]) -> Verdict | None:
+    """A mismatch or crash verdict of the first graph oracle that fails, else None (each oracle's
+    seconds are added to ``timings`` as ``run.NAME``)."""
+    for b in names:
+        for set_name, xs in sets:
+            t1 = time.perf_counter()
+            try:
+                chk = oracles.check_xla(graph, xs)
+            except Exception as e:  # noqa: BLE001 - XLA rejecting or crashing on a valid graph is a finding
+                timings[f"run.{b}"] = timings.get(f"run.{b}", 0.0) + time.perf_counter() - t1
+                return Verdict("backend-crash", f"run.{b}", f"{type(e).__name__} at {_where(e)}",
+                               f"input set {set_name}: {type(e).__name__}: {e}"[:2000], timings, backend=b,
+                               input_set=set_name, inputs=xs)
+            timings[f"run.{b}"] = timings.get(f"run.{b}", 0.0) + time.perf_counter() - t1
+            if chk.status == "failed":
+                m = re.search(r"\(([a-z-]+)\)", chk.detail or "")
+                where = chk.result.first or chk.result.first_nan
+                op = m.group(1) if m else (_output_opcode(graph, where.output) if where is not None else "?")
+                return Verdict("mismatch", f"compare.{b}", f"{b} differs on output of {op}",
+                               f"input set {set_name}: {chk.detail or chk.result.message}"[:2000], timings,
+                               backend=b, input_set=set_name, inputs=xs)
+    return None
+
+
+def _compile_and_compare(target: str, graph: Graph, names: tuple[str, ...], seed: int, proofs: str,
+                         inputs: list[tuple[str, list[np.ndarray]]] | None) -> Verdict:
     from compilers.act import Unsupported, compile_graph
 
     v = Verdict("pass")
@@ -168,14 +218,14 @@ def evaluate_graph(target: str, graph: Graph, backends: tuple[str, ...] = (), se
         v.timings[f"compile.{k}"] = s
     program = res.program
     v.coverage = _coverage(graph, target, program)
-    names = list(backends) or [n for n, why in oracles.available_backends(target) if why is None]
     sets = inputs if inputs is not None else input_sets(graph, seed)
     for set_name, xs in sets:
         t1 = time.perf_counter()
         ref = evaluate(graph, xs)
         v.timings["reference"] = v.timings.get("reference", 0.0) + time.perf_counter() - t1
+        v.informative_sets[set_name] = informative_share(ref)
         if set_name == sets[0][0]:
-            v.informative = informative_share(ref)
+            v.informative = v.informative_sets[set_name]
         for b in names:
             t1 = time.perf_counter()
             try:
@@ -218,4 +268,4 @@ def run_case(spec: CaseSpec) -> Case:
     v.timings = {"gen": gen_s, **v.timings, "total": time.perf_counter() - t0}
     return Case(spec.target, spec.seed, spec.generator, v.outcome, text, v.stage, v.symptom, v.reason,
                 {k: round(x, 6) for k, x in v.timings.items()}, v.cycles, v.informative, v.coverage,
-                v.signature(spec.target))
+                v.signature(spec.target), v.informative_sets, v.skipped)

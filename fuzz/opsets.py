@@ -6,13 +6,17 @@ one definition; ``tests/compilers/test_act_random.py`` (fixed seeds on every tes
 ``bench/random_campaign.py`` (``--target T --ops N``) and ``scripts/native_amx_bundle.py`` use them.
 A list's number is the ``N`` of ``(target, N)`` in :data:`OPSETS`; a later list of a target adds
 operators to (or replaces) the earlier one's, to reach further into the compiler.
+
+:data:`CAMPAIGN_GENERATORS` names the generators a campaign draws each target's cases from when
+``--generator`` is not given.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["AMX_1", "AMX_2", "GEMMINI_1", "GEMMINI_2", "OPSETS", "OpSet", "QKV_1", "QKV_2", "QKV_3"]
+__all__ = ["AMX_1", "AMX_2", "CAMPAIGN_GENERATORS", "GEMMINI_1", "GEMMINI_2", "OPSETS", "OpSet", "QKV_1", "QKV_2",
+           "QKV_3"]
 
 
 class OpSet(NamedTuple):
@@ -50,4 +54,16 @@ OPSETS: dict[tuple[str, int], OpSet] = {
     ("gemmini", 1): GEMMINI_1, ("gemmini", 2): GEMMINI_2,
     ("qkv", 1): QKV_1, ("qkv", 2): QKV_2, ("qkv", 3): QKV_3,
     ("amx", 1): AMX_1, ("amx", 2): AMX_2,
+}
+
+#: the generators of a target's campaign cases by default (case i uses entry i % len). QKV runs
+#: only 64 x 64 bf16 blocks, which neither NNSmith's shapes (dimensions up to 24) nor semantics.gen's
+#: (up to 5) ever form: with those two alone a 40-case qkv campaign had 36 unsupported cases and 4
+#: constant kernels compiled to no instruction. Half of its cases come from fuzz/blocks.py's chains
+#: of QKV blocks; NNSmith and semantics.gen still cover the rest (unsupported coverage, and the
+#: reference semantics through the XLA oracle).
+CAMPAIGN_GENERATORS: dict[str, tuple[str, ...]] = {
+    "gemmini": ("nnsmith", "gen"),
+    "qkv": ("blocks", "nnsmith", "blocks", "gen"),
+    "amx": ("nnsmith", "gen"),
 }

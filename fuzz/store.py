@@ -10,9 +10,14 @@ Tables:
   resumed campaign runs exactly the seeds without a row. Columns: generator, graph HLO text,
   outcome (pass, unsupported, degenerate, mismatch, compile-crash, backend-crash, timeout, crash,
   gen-error), stage, symptom, reason, timings JSON (gen, compile and its M1-M6 breakdown, each
-  backend), cycles JSON, the share of finite non-constant output elements, coverage JSON
-  (operators, dtypes, instructions), bucket signature, ``done`` (the time the row was written: the
-  report's cases per minute).
+  backend), cycles JSON, the share of finite non-constant output elements of the ``scaled`` set
+  (``informative``) and of every set (``informative_sets`` JSON), coverage JSON (operators, dtypes,
+  instructions), bucket signature, ``done`` (the time the row was written: the report's cases per
+  minute), and the oracles not run with the reason (``skipped`` JSON, e.g.
+  ``{"xla": "XLA oracle unavailable: cannot import jax ..."}``).
+
+A database written before a column existed is migrated when opened (:data:`_ADDED_COLUMNS`: the
+column is added, NULL in the old rows, which read back as empty); old rows stay readable.
 - ``buckets``: one row per failure signature (first campaign and case seen, reproducer folder, replay
   command).
 """
@@ -58,6 +63,8 @@ CREATE TABLE IF NOT EXISTS cases (
     coverage TEXT,
     bucket TEXT,
     done REAL,
+    informative_sets TEXT,
+    skipped TEXT,
     PRIMARY KEY (campaign, target, seed)
 );
 CREATE TABLE IF NOT EXISTS buckets (
@@ -70,6 +77,11 @@ CREATE TABLE IF NOT EXISTS buckets (
     replay TEXT
 );
 """
+
+#: columns of ``cases`` added after its first release, with their declarations: a database without
+#: one gets it (ALTER TABLE ... ADD COLUMN) when a Store opens it
+_ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("informative", "REAL"), ("informative_sets", "TEXT"),
+                                               ("skipped", "TEXT"), ("done", "REAL"))
 
 
 @dataclass
@@ -89,6 +101,8 @@ class Case:
     informative: float | None = None
     coverage: dict[str, Any] = field(default_factory=dict)
     bucket: str | None = None
+    informative_sets: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,8 +122,14 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
-        if "done" not in {r[1] for r in self.db.execute("PRAGMA table_info(cases)")}:
-            self.db.execute("ALTER TABLE cases ADD COLUMN done REAL")   # a database written before the column
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns of :data:`_ADDED_COLUMNS` an older database lacks."""
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(cases)")}
+        for name, decl in _ADDED_COLUMNS:
+            if name not in have:
+                self.db.execute(f"ALTER TABLE cases ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         self.db.close()
@@ -152,19 +172,21 @@ class Store:
         """Record a finished case; False (and nothing written) when its row already exists."""
         cur = self.db.execute(
             "INSERT INTO cases (campaign, target, seed, generator, graph, outcome, stage, symptom, reason, timings, "
-            "cycles, informative, coverage, bucket, done) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "cycles, informative, coverage, bucket, informative_sets, skipped, done) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(campaign, target, seed) DO NOTHING",
             (campaign, c.target, c.seed, c.generator, c.graph, c.outcome, c.stage, c.symptom, c.reason,
-             json.dumps(c.timings), json.dumps(c.cycles), c.informative, json.dumps(c.coverage), c.bucket, time.time()))
+             json.dumps(c.timings), json.dumps(c.cycles), c.informative, json.dumps(c.coverage), c.bucket,
+             json.dumps(c.informative_sets), json.dumps(c.skipped), time.time()))
         return cur.rowcount == 1
 
     def cases(self, campaign: int) -> list[Case]:
         rows = self.db.execute(
             "SELECT target, seed, generator, graph, outcome, stage, symptom, reason, timings, cycles, informative, "
-            "coverage, bucket FROM cases WHERE campaign = ? ORDER BY target, seed", (campaign,)).fetchall()
+            "coverage, bucket, informative_sets, skipped FROM cases WHERE campaign = ? ORDER BY target, seed",
+            (campaign,)).fetchall()
         return [Case(t, s, g, o, gr, st, sy, r, json.loads(ti or "{}"), json.loads(cy or "{}"), inf,
-                     json.loads(cov or "{}"), b)
-                for t, s, g, gr, o, st, sy, r, ti, cy, inf, cov, b in rows]
+                     json.loads(cov or "{}"), b, json.loads(isets or "{}"), json.loads(sk or "{}"))
+                for t, s, g, gr, o, st, sy, r, ti, cy, inf, cov, b, isets, sk in rows]
 
     def bucket_signatures(self, campaign: int) -> set[str]:
         return {b for (b,) in self.db.execute("SELECT DISTINCT bucket FROM cases WHERE campaign = ? AND bucket IS NOT "

@@ -107,7 +107,8 @@ def test_check_on_the_stream_backend(tmp_path: Path, capsys: pytest.CaptureFixtu
     o = tmp_path / "g.asm"
     assert main(["check", str(k), "--target", "gemmini", "--backend", "stream", "--check", "2", "-o", str(o)]) == 0
     out = capsys.readouterr().out
-    assert "check: 2 random input set(s) on the gemmini command-stream model equal the reference bit for bit\n" in out
+    assert ("check: 2 random input set(s) on the gemmini command-stream model equal the reference bit for bit; "
+            "2 of 2 informative\n") in out
 
 
 def test_a_wrong_stream_model_fails_the_check_with_a_reproducer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

@@ -117,3 +117,20 @@ def test_rtl_backend_names_targets_without_rtl() -> None:
 
     with pytest.raises(BackendUnavailable, match=r"^target 'amx' has no rtl backend \(its backends: sim, emulated, native\)$"):
         get_backend(load_target("amx"), "rtl")
+
+
+def test_check_reports_each_input_set_and_exits_6_when_none_is_informative(capsys, tmp_path: Path) -> None:
+    k = str(CORPUS / "paper" / "qkv_attention.hlo")
+    assert main(["check", k, "--target", "qkv", "-o", str(tmp_path / "q.asm")]) == 0
+    out = capsys.readouterr().out
+    assert "; 1 of 3 informative\n" in out
+    assert "    set 0 (scaled, seed 0): informative: 100% finite, varied\n" in out
+    assert "    set 1 (edges, seed 1): DEGENERATE: all outputs NaN\n" in out
+    const = tmp_path / "const.hlo"
+    const.write_text("HloModule c\nENTRY e {\n  a = bf16[64,64] parameter(0)\n  one = bf16[] constant(1)\n"
+                     "  ROOT b = bf16[64,64] broadcast(one), dimensions={}\n}\n")
+    assert main(["compile", str(const), "--target", "qkv", "-o", str(tmp_path / "c.asm")]) == 6
+    cap = capsys.readouterr()
+    assert "  check DEGENERATE: 3 random input set(s)" in cap.out and "0 of 3 informative" in cap.out
+    assert "set 2 (full, seed 2): DEGENERATE: every output constant (1)" in cap.out
+    assert "DEGENERATE check: no input set's outputs carry information" in cap.err
