@@ -47,13 +47,20 @@ class CheckResult:
 
 def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed: int = 0,
                   kernel_path: str | Path | None = None, repro_dir: Path | None = None,
-                  backend: Backend | None = None) -> CheckResult:
-    """Run ``n`` input sets (seeds ``seed``.. ``seed+n-1``; odd runs use edge values) on ``backend``
-    (default the functional simulator); ``cycles`` is the last run's cycle count."""
+                  backend: Backend | None = None, inputs: Sequence[Sequence[np.ndarray]] = ()) -> CheckResult:
+    """Run the given input sets ``inputs`` (one array per parameter each), then ``n`` random ones
+    (seeds ``seed``.. ``seed+n-1``; odd runs use edge values) on ``backend`` (default the functional
+    simulator); ``cycles`` is the last run's cycle count."""
     backend = backend or get_backend(acc, "sim")
     cycles: int | None = 0
-    for i in range(n):
-        xs = random_inputs(graph, seed + i, edges=bool(i % 2))
+    given = [list(xs) for xs in inputs]
+    for i in range(len(given) + n):
+        if i < len(given):
+            xs, label, detail = given[i], f"given input set {i}", ""
+        else:
+            r = i - len(given)
+            xs = random_inputs(graph, seed + r, edges=bool(r % 2))
+            label, detail = f"input set {r} (seed {seed + r}", f", edge values {bool(r % 2)}"
         ref = evaluate(graph, xs)
         res = backend.run(program, xs)
         cycles = res.cycles
@@ -76,12 +83,14 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
                 save_output(where / f"expected{k}.npy", e)
                 save_output(where / f"actual{k}.npy", np.asarray(a))
             (where / "README.md").write_text(
-                f"# Compiler mismatch on target {acc.name} (backend {backend.name})\n\nInput set {i} (seed {seed + i}, "
-                f"edge values {bool(i % 2)}): {why}\n\nReplay: `accv sim program.asm --target {acc.name} "
+                f"# Compiler mismatch on target {acc.name} (backend {backend.name})\n\n{label[0].upper()}{label[1:]}{detail}"
+                f"{')' if detail else ''}: "
+                f"{why}\n\nReplay: `accv sim program.asm --target {acc.name} "
                 f"--inputs {','.join(f'input{k}.npy' for k in range(len(xs)))}` and compare with "
                 f"`accv run kernel.hlo --inputs ...`.\n")
-        return CheckResult(i + 1, False, f"input set {i} (seed {seed + i}): {why}", where, cycles, backend.name)
-    return CheckResult(n, True, "", None, cycles, backend.name)
+        return CheckResult(i + 1, False, f"{label}{')' if detail else ''}: {why}", where,
+                           cycles, backend.name)
+    return CheckResult(len(given) + n, True, "", None, cycles, backend.name)
 
 
 def backend_cost(acc: Accelerator, backend: str, inputs: Sequence[np.ndarray], **options: object
