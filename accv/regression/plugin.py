@@ -287,4 +287,4 @@ class KernelItem(pytest.Item):
         return str(super().repr_failure(excinfo, style=style))
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, self.name
+        return self.path, 0, f"{self.path.name} on {self.target} {self.backend}"   # a failure's title
