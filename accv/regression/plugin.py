@@ -96,6 +96,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from ..backends import backend_names
 
     kernels = [Path(p).resolve() for p in config.getini("accv_kernels")]
+    missing = [k for k in kernels if not k.is_dir()]
+    if missing:
+        raise pytest.UsageError(f"accv_kernels: no folder {missing[0]}")
     targets, backends = list(config.getini("accv_targets")), list(config.getini("accv_backends"))
     for what, given, known in (("target", targets, tuple(TARGETS)), ("backend", backends, backend_names())):
         bad = [x for x in given if x not in known]
@@ -117,7 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # the kernel folders they do not contain, so `pytest` alone runs the suite.
     if kernels and config.args_source != pytest.Config.ArgsSource.ARGS:
         roots = [Path(a).resolve() for a in config.args]
-        config.args.extend(str(k) for k in kernels if k.exists() and not any(k.is_relative_to(r) for r in roots))
+        config.args.extend(str(k) for k in kernels if not any(k.is_relative_to(r) for r in roots))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> KernelFile | None:

@@ -108,6 +108,17 @@ def test_pyproject_lists_and_testpaths(pytester):
     res.assert_outcomes(passed=2, deselected=1)
 
 
+def test_bad_options_stop_pytest_with_one_line(pytester):
+    pytester.makeini("[pytest]\naccv_kernels = nowhere\n")
+    res = pytester.runpytest(*PLUGIN)
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines([f"ERROR: accv_kernels: no folder {pytester.path / 'nowhere'}"])
+    _project(pytester, {"add.hlo": ADD}, "accv_targets = gemmini tpu\n")
+    res = pytester.runpytest(*PLUGIN)
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["ERROR: accv_targets: unknown target 'tpu' (known: *)"])
+
+
 def test_unavailable_backend_skips_with_its_reason(pytester, monkeypatch):
     from rtl_harness.runner import RtlBackend
 
