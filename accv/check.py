@@ -74,16 +74,22 @@ class CheckResult:
 
 def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed: int = 0,
                   kernel_path: str | Path | None = None, repro_dir: Path | None = None,
-                  backend: Backend | None = None) -> CheckResult:
-    """Run ``n`` input sets (module docstring; seeds ``seed``.. ``seed+n-1``) on ``backend`` (default
-    the functional simulator); ``cycles`` is the last run's cycle count."""
+                  backend: Backend | None = None, inputs: Sequence[Sequence[np.ndarray]] = ()) -> CheckResult:
+    """Run the given input sets ``inputs`` (one array per parameter each; a regression file's
+    ``// accv: inputs``), then ``n`` drawn ones (module docstring; seeds ``seed``.. ``seed+n-1``) on
+    ``backend`` (default the functional simulator); ``cycles`` is the last run's cycle count."""
     backend = backend or get_backend(acc, "sim")
     cycles: int | None = 0
     reports: list[SetReport] = []
-    for i, s in enumerate(check_sets(graph, n, seed)):
-        xs = s.inputs
-        ref = s.outputs if s.outputs is not None else evaluate(graph, xs)
-        reports.append(SetReport(s.kind, s.seed, *describe(ref)))
+    given = [(list(xs), f"given input set {k}") for k, xs in enumerate(inputs)]
+    drawn = [(s, f"input set {k} (seed {s.seed}, {s.kind} values)") for k, s in enumerate(check_sets(graph, n, seed))]
+    for i, (s, label) in enumerate(given + drawn):
+        if isinstance(s, list):
+            xs, ref, kind, sseed = s, evaluate(graph, s), "given", seed
+        else:
+            xs, kind, sseed = s.inputs, s.kind, s.seed
+            ref = s.outputs if s.outputs is not None else evaluate(graph, xs)
+        reports.append(SetReport(kind, sseed, *describe(ref)))
         res = backend.run(program, xs)
         cycles = res.cycles
         cmp = compare(ref, res.outputs)
@@ -105,13 +111,12 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
                 save_output(where / f"expected{k}.npy", e)
                 save_output(where / f"actual{k}.npy", np.asarray(a))
             (where / "README.md").write_text(
-                f"# Compiler mismatch on target {acc.name} (backend {backend.name})\n\nInput set {i} (seed {s.seed}, "
-                f"{s.kind} values): {why}\n\nReplay: `accv sim program.asm --target {acc.name} "
+                f"# Compiler mismatch on target {acc.name} (backend {backend.name})\n\n{label[0].upper()}{label[1:]}: "
+                f"{why}\n\nReplay: `accv sim program.asm --target {acc.name} "
                 f"--inputs {','.join(f'input{k}.npy' for k in range(len(xs)))}` and compare with "
                 f"`accv run kernel.hlo --inputs ...`.\n")
-        return CheckResult(i + 1, False, f"input set {i} (seed {s.seed}, {s.kind} values): {why}", where, cycles,
-                           backend.name, reports)
-    return CheckResult(n, True, "", None, cycles, backend.name, reports)
+        return CheckResult(i + 1, False, f"{label}: {why}", where, cycles, backend.name, reports)
+    return CheckResult(len(given) + n, True, "", None, cycles, backend.name, reports)
 
 
 def backend_cost(acc: Accelerator, backend: str, inputs: Sequence[np.ndarray], **options: object

@@ -7,6 +7,9 @@ is dropped), keeping a subset that fails with the same bucket signature; then ov
 set's elements (an element left out becomes 0). :func:`write_reproducer` writes ``kernel.hlo``,
 ``input<k>.npy``, ``replay.json`` and a README with the one-line replay command
 (``accv fuzz --replay DIR``), which exits 1 while the bug is there and 0 once it is fixed.
+``kernel.hlo`` starts with the ``// accv:`` header (:mod:`accv.regression.header`: its target, the
+failing backend, the failing input files), so the folder dropped into a regression suite's kernel
+folder is a test that fails while the bug is there (docs/regression.md).
 """
 
 from __future__ import annotations
@@ -178,10 +181,15 @@ def write_reproducer(folder: Path, target: str, r: Reduced, seed: int, signature
     """Write the reproducer of ``r`` into ``folder``; returns the replay command."""
     from accv.npyio import save_output
 
+    from accv.regression.header import format_header
+
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "kernel.hlo").write_text(print_hlo(r.graph))
     backend = r.verdict.backend
     xs = r.verdict.inputs
+    # the header makes the folder a regression-suite entry as it is (docs/regression.md)
+    header = format_header(targets=[target], backends=[backend] if backend else [],
+                           inputs=[f"input{k}.npy" for k in range(len(xs))] if xs is not None else [])
+    (folder / "kernel.hlo").write_text(header + print_hlo(r.graph))
     if xs is not None:
         for k, x in enumerate(xs):
             save_output(folder / f"input{k}.npy", np.asarray(x))

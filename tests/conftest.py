@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]  # the regression plugin's tests (tests/regression) run pytest sessions
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
 GOLDEN = REPO / "tests" / "golden"
