@@ -159,7 +159,7 @@ def test_mismatch_shows_the_first_differing_element_and_the_reproducer(pytester,
     res = pytester.runpytest(*PLUGIN)
     res.assert_outcomes(failed=1)
     res.stdout.fnmatch_lines([
-        "kernels/add.hlo on gemmini sim: the compiled program differs from the reference on input set 0 (seed 0): "
+        "kernels/add.hlo on gemmini sim: the compiled program differs from the reference on input set 0 (seed 0, scaled values): "
         "output 0 element (0, 5): expected * (0x*), got * (0x*)",
         f"reproducer: {pytester.path / 'out' / 'repro' / 'kernels_add-gemmini-sim'} *"])
     assert "Traceback" not in res.stdout.str() and "def runtest" not in res.stdout.str()
