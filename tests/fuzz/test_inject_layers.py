@@ -29,10 +29,10 @@ def fresh_compiler():
     the campaign's per-target rule sets), so a patched rule set is built afresh and never outlives
     the test. Returns the function that drops them (for the replay once the bug is out)."""
     import fuzz.case as fc
-    from fuzz import oracles
+    from compilers.targets import load_target
 
     def drop(target: str = "gemmini") -> None:
-        oracles._acc(target).__dict__.pop("_act_context", None)
+        load_target(target).__dict__.pop("_act_context", None)     # the description the campaign uses
         fc._rules.cache_clear()
 
     drop()
@@ -76,6 +76,7 @@ def test_false_rule_past_the_gate(db, monkeypatch, fresh_compiler):
         return gm._sat_s8(y), gm.mvout(y, 1.0, 1), []
 
     bad = dataclasses.replace(good, build=relu_set)
+    assert not ProofGate(prove_missing=False).passes(bad, "s32", 1)     # the real gate refuses it
     real = ProofGate.passes
 
     def passes(self, rule, dtype, rank):  # noqa: ANN001, ANN202 - a stale lock entry: "proved"
@@ -118,3 +119,70 @@ def test_scratchpad_row_off_by_one(db, monkeypatch, fresh_compiler):
     monkeypatch.undo()
     fresh_compiler()
     assert replay(found[0]["reproducer"]).outcome == "pass"
+
+
+# --- the RTL's scale unit rounding half up --------------------------------------------------------
+
+#: gemmini_f2i8's rounding to an integer: half to even (shipped) and half away from zero (the bug)
+_RNE = "r  = ip + {8'd0, g & (st | ip[0])};"
+_HALF_UP = "r  = ip + {8'd0, g};"
+
+
+def _rtl_unavailable() -> str | None:
+    from rtl_harness import verilate
+
+    return verilate.available()
+
+
+@pytest.mark.rtl
+@pytest.mark.skipif(_rtl_unavailable() is not None, reason=f"RTL toolchain: {_rtl_unavailable()}")
+def test_rtl_scale_rounds_half_up(db, monkeypatch, tmp_path, fresh_compiler):
+    """The RTL's fp32 -> int8 rounding (gemmini_f2i8, the mvin / mvout scale unit) rounding half up
+    instead of half to even, in a patched copy of the Verilog built into its own content-hashed
+    build directory: a campaign of requantizing kernels on the rtl backend finds it.
+
+    The shipped Gemmini description lets the compiler pick acc_scale 1.0 only, where an integer
+    never lands on a tie, so no program it emits can tell the two roundings apart. The campaign
+    therefore runs with a description that also offers acc_scale 0.5 and with NNSmith's Requant
+    operator (requantization by 1/2) in the generator's list; the reproducer replays under the
+    same configuration."""
+    need("pebble", "nnsmith")
+    import copy
+
+    import rtl_harness.gemmini as rg
+    from compilers.targets.gemmini.description import ONE, f32_bits
+    from fuzz import nnsmith_gen, oracles
+
+    shipped = oracles._acc("gemmini")
+    acc = copy.copy(shipped)
+    acc.__dict__.pop("_act_context", None)
+    ins = dict(acc.instructions)
+    ins["mvout_acc"] = dataclasses.replace(ins["mvout_acc"], search=(("scale", (ONE, f32_bits(0.5))),))
+    acc.instructions = ins
+    real_acc = oracles._acc
+    monkeypatch.setattr(oracles, "_acc", lambda t: acc if t == "gemmini" else real_acc(t))
+    monkeypatch.setitem(nnsmith_gen.NNSMITH_OPSETS, "gemmini",
+                        nnsmith_gen.NNOpSet(("Requant", "Slice", "Concat2", "Reshape", "Transpose"), ("int8", "int32")))
+    fresh_compiler()
+
+    patched = []
+    for src in rg.SOURCES:
+        text = src.read_text()
+        if src.name == "gemmini_fp.sv":
+            assert text.count(_RNE) == 1
+            text = text.replace(_RNE, _HALF_UP)
+        (tmp_path / src.name).write_text(text)
+        patched.append(tmp_path / src.name)
+    rg.library.cache_clear()
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(rg, "SOURCES", tuple(patched))
+            found = _campaign(db, "gemmini", ("sim", "rtl"), seed=7, cases=3, generators=("nnsmith",), max_nodes=5)
+            assert found and all("compare.rtl" in b["signature"] for b in found)
+            _small_failing_reproducer(found[0])
+            assert "round-nearest-even" in (Path(found[0]["reproducer"]) / "kernel.hlo").read_text()
+            rg.library.cache_clear()
+        assert rg.SOURCES[0].parent.name == "gemmini"
+        assert replay(found[0]["reproducer"]).outcome == "pass"
+    finally:
+        rg.library.cache_clear()
