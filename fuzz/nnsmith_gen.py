@@ -23,6 +23,11 @@ Reshape, Expand    ``reshape``, ``broadcast``
 Slice, Concat2     ``slice`` along one axis, ``concatenate`` of two tensors
 CastI32            ``convert`` s8 -> s32
 Sat8               ``convert(clamp(-128, x, 127))`` s32 -> s8 (Gemmini's saturating mvout)
+Requant            ``convert(clamp(-128.0, round-nearest-even(convert_f32(x) * 0.5), 127.0))`` s32 -> s8:
+                   requantization by 1/2 (Gemmini's mvout with acc_scale 0.5); in no target's
+                   default list: the shipped Gemmini description lets the compiler pick acc_scale
+                   1.0 only, so the RTL scale unit's rounding is reached by campaigns whose
+                   description also offers 0.5 (tests/fuzz/test_inject_layers.py)
 =================  ===============================================================================
 
 NNSmith has no bfloat16. A target that computes in bf16 (``qkv``) gets float32 graphs whose f32
@@ -162,6 +167,9 @@ def _dialect() -> dict[str, type]:
     put("Sat8", type("Sat8", (O.ElementWiseUnaryOp,), {"in_dtypes": [(I32,)], "out_dtypes": [(I8,)]}))
     out["Sat8"].deduct_inp_ranks_and_dtype = lambda self, outs: [(outs[0].ndims, I32)]
     out["Sat8"].type_transfer = lambda self, ins: [AbsTensor(list(ins[0].shape), I8)]
+    put("Requant", type("Requant", (O.ElementWiseUnaryOp,), {"in_dtypes": [(I32,)], "out_dtypes": [(I8,)]}))
+    out["Requant"].deduct_inp_ranks_and_dtype = lambda self, outs: [(outs[0].ndims, I32)]
+    out["Requant"].type_transfer = lambda self, ins: [AbsTensor(list(ins[0].shape), I8)]
     put("CastI32", type("CastI32", (O.ElementWiseUnaryOp,), {"in_dtypes": [(I8,)], "out_dtypes": [(I32,)]}))
     out["CastI32"].deduct_inp_ranks_and_dtype = lambda self, outs: [(outs[0].ndims, I8)]
     out["CastI32"].type_transfer = lambda self, ins: [AbsTensor(list(ins[0].shape), I32)]
@@ -365,6 +373,14 @@ class _Converter:
             return self.add("concatenate", a, dimensions=(int(op.extra_attrs["axis"]),))  # type: ignore[attr-defined]
         if kind == "Sat8":
             x = self.add("clamp", [self.scalar(-128, DTYPES["s32"]), a[0], self.scalar(127, DTYPES["s32"])])
+            return self.add("convert", [x], tt)
+        if kind == "Requant":
+            f32 = DTYPES["f32"]
+            shape = self.type_of(a[0]).shape
+            x = self.add("convert", a, TensorType(f32, shape))
+            x = self.add("multiply", [x, self.bcast_to(self.scalar(0.5, f32), shape)])
+            x = self.add("round-nearest-even", [x])
+            x = self.add("clamp", [self.scalar(-128.0, f32), x, self.scalar(127.0, f32)])
             return self.add("convert", [x], tt)
         if kind == "CastI32":
             return self.add("convert", a, tt)
