@@ -32,8 +32,9 @@ from ..types import TensorType, TupleType, Type
 from ._common import tensor
 from ._float import daz, is_float_np, op_precision
 from ._table import AttrSpec, Env, OpDef, OpError, register
+from ._window_order import window_order
 
-__all__ = ["parse_window", "Window"]
+__all__ = ["parse_window", "Window", "window_order"]
 
 _ITEM = re.compile(r"(size|stride|pad|lhs_dilate|rhs_dilate|rhs_reversal|base_dilate|window_dilate)=(\S+)")
 
@@ -135,7 +136,7 @@ def _rw_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
         a[...] = i.reshape(())[()] if x.dtype != object else i.reshape(())[()]
         accs.append(a)
     assert env.call is not None
-    for tap in np.ndindex(*w.size):
+    for tap in window_order(xs[0].shape, oshape, w):
         idx, valid = _positions(list(xs[0].shape), oshape, w, tap)
         if not valid.any():
             continue
@@ -205,8 +206,9 @@ def _sas_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
         a[()] = v
         return a
 
+    order = window_order(x.shape, oshape, w)
     for pos in np.ndindex(*oshape):
-        cands = [i for tap in np.ndindex(*w.size) if (i := _in_bounds(x.shape, w, pos, tap)) is not None]
+        cands = [i for tap in order if (i := _in_bounds(x.shape, w, pos, tap)) is not None]
         sel_val, chosen = x[cands[0]], [True]          # chosen[k]: candidate k is the selection
         for k in range(1, len(cands)):
             keep = _scalar(env.call(attrs["select"], [one(sel_val), one(x[cands[k]])]))
