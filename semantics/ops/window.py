@@ -10,12 +10,15 @@ attribute (kept as its text, parsed here by :func:`parse_window`).
   lhs dilation holes contribute no term. XLA:CPU computes convolutions with Eigen (or oneDNN),
   whose summation order is its own: the jax corpus test bounds the difference as dot's.
 * reduce-window: for each output position, the region folds the init value and then the window's
-  elements in row-major window order; positions in the padding (or in base-dilation holes) are
-  skipped, as XLA's elemental emitter does. The same code builds z3 terms (object arrays).
-* select-and-scatter: XLA:CPU's loop: the output starts as the init value everywhere; for each
-  source position in row-major order, the window's in-bounds elements are visited in row-major
-  window order, the first is selected and each later one replaces the selection when
-  ``select(selected, candidate)`` is false; then ``output[sel] = scatter(output[sel], source)``.
+  elements in XLA:CPU's window order (:mod:`semantics.ops._window_order`: row-major, except that
+  one padded window dimension may be visited last); positions in the padding (or in
+  base-dilation holes) are skipped, as XLA's emitter does. The same code builds z3 terms
+  (object arrays).
+* select-and-scatter: as XLA:CPU expands it (a variadic reduce-window selecting value and index,
+  then a scatter): the output starts as the init value everywhere; for each source position in
+  row-major order, the window's in-bounds elements are visited in the reduce-window's order, the
+  first is selected and each later one replaces the selection when ``select(selected,
+  candidate)`` is false; then ``output[sel] = scatter(output[sel], source)``.
   In SMT the selection is a chain of if-then-else terms over the window's positions.
 """
 
@@ -151,7 +154,8 @@ def _rw_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 register(OpDef("reduce-window", (2, None), (AttrSpec("window", "raw"), AttrSpec("to_apply", "computation")),
                _rw_infer, _rw_eval, _rw_eval, "contraction",
                "N operands of one shape and N scalar inits of their types; region (T..., T...) -> T...",
-               "each output folds init, then the window's elements in row-major window order; padding "
+               "each output folds init, then the window's elements in XLA:CPU's window order (row-major, "
+               "except that its loop emitter may peel one padded window dimension, visited last); padding "
                "and base-dilation holes are skipped (no init, no term); strides, padding, base and "
                "window dilation as XLA's window attribute"))
 
@@ -234,9 +238,9 @@ register(OpDef("select-and-scatter", (3, 3),
                _sas_infer, _sas_eval, _sas_eval, "contraction",
                "operand, source (the window's output shape) and scalar init of one type; select (T, T) -> pred, "
                "scatter (T, T) -> T; result the operand's type",
-               "XLA:CPU's loop: output = init; per source position (row-major), the window's in-bounds elements "
-               "in row-major order, the first selected and replaced by each later one where select(selected, "
-               "candidate) is false; output[selected] = scatter(output[selected], source). Window size/stride/"
+               "XLA:CPU's expansion: output = init; per source position (row-major), the window's in-bounds "
+               "elements in reduce-window's order, the first selected and replaced by each later one where "
+               "select(selected, candidate) is false; output[selected] = scatter(output[selected], source). Window size/stride/"
                "pad, no dilation; a window entirely in the padding is rejected (XLA leaves it undefined). SMT: "
                "the selection as if-then-else terms"))
 

@@ -186,6 +186,36 @@ def test_redrawn_graphs_with_select_and_scatter_match_xla(seed: int) -> None:
         assert res.status == ("identical" if seed == 177 else "within_bound"), f"seed {seed} ({kind}): {res.detail}"
 
 
+def test_convolution_bound() -> None:
+    """A float convolution is bounded like dot over its K terms; where the terms' magnitude sum
+    overflows, any result passes (XLA's summation order decides overflow, -inf or NaN); a NaN
+    term still requires a NaN; an error past the bound fails."""
+    from semantics.compare import op_bound
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo("HloModule m\nENTRY e {\n  x = f32[1,3,2] parameter(0)\n  w = f32[2,2,1] parameter(1)\n"
+                  "  ROOT c = f32[1,2,1] convolution(x, w), window={size=2}, dim_labels=b0f_0io->b0f\n}\n")
+    x = np.array([[[1.0, 2.0], [3.0, 4.0], [3e38, 1.0]]], np.float32)
+    w = np.array([[[1.0], [0.5]], [[-2.0], [10.0]]], np.float32)
+    ref = evaluate(g, [x, w])[0]
+    b = op_bound(g.entry.by_name["c"], g, [x, w], ref)
+    assert b is not None and b.anything is not None and b.anything.ravel().tolist() == [False, True]
+    one_ulp = np.nextafter(ref, np.float32(np.inf))
+    assert compare([ref], [one_ulp], [b]).ok
+    far = ref.copy()
+    far.ravel()[0] += 1.0
+    assert not compare([ref], [far], [b]).ok
+    odd = ref.copy()
+    odd.ravel()[1] = np.nan
+    assert compare([ref], [odd], [b]).ok                      # overflowing sum: any result
+    x[0, 0, 0] = np.nan
+    ref = evaluate(g, [x, w])[0]
+    b = op_bound(g.entry.by_name["c"], g, [x, w], ref)
+    fin = ref.copy()
+    fin.ravel()[0] = 1.0
+    assert np.isnan(ref.ravel()[0]) and not compare([ref], [fin], [b]).ok
+
+
 def test_window_order_peels_one_padded_dimension() -> None:
     """XLA:CPU's visiting order (semantics.ops._window_order), as measured: row-major without
     padding; the last window dimension whose padding constraint vanishes once its last position
