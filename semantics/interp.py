@@ -92,7 +92,7 @@ def run_computation(graph: Graph, comp: Computation, args: Sequence[Any], mode: 
 def _xla_value(graph: Graph, comp: Computation, ins: Any, values: dict[str, Any], nusers: Any,
                call: Any, numerics: str) -> np.ndarray | None:
     """The value XLA gives ``ins`` in the ``numerics`` mode where it differs from the strict
-    meaning (FMA contraction; bf16 excess precision in ``xla-default``), else None."""
+    meaning (FMA contraction, negate folding; bf16 excess precision in ``xla-default``), else None."""
     hit = XD.contracted_multiply(comp, ins, nusers) if XD.contraction(numerics) else None
     if hit is not None:
         pos, m, chain = hit
@@ -108,7 +108,17 @@ def _xla_value(graph: Graph, comp: Computation, ins: Any, values: dict[str, Any]
             return np.asarray(REGISTRY[step.opcode].evaluate(args, step.attrs, step.type, env))
         a, b = XD.through_chain(chain, *[values[o] for o in m.operands], values, apply)
         other = values[ins.operands[1 - pos]]
-        return XD.fma_value(pos, [a, b], other, ins.opcode, f)
+        r = XD.fma_value(pos, [a, b], other, ins.opcode, f)
+        moved = [i for i in chain if i.opcode != "negate"]
+        raw = [*XD.through_chain(moved, *[values[o] for o in m.operands], values, apply),
+               values[XD.under_negates(comp, ins.operands[1 - pos])]]
+        return XD.fma_nan(r, raw)
+    fold = XD.folded_negate(comp, ins)
+    if fold is not None:
+        opcode, lhs, rhs = fold
+        types = [comp.by_name[lhs].type, comp.by_name[rhs].type]
+        env = Env(graph=graph, call=call, extra={"operand_dtypes": [t.dtype for t in types], "operand_types": types})
+        return np.asarray(REGISTRY[opcode].evaluate([values[lhs], values[rhs]], ins.attrs, ins.type, env))
     src = XD.excess_precision_source(comp, ins) if XD.excess_precision(numerics) else None
     if src is not None:
         f32 = ins.type.dtype

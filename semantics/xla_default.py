@@ -13,13 +13,22 @@ to its type). jax runs XLA:CPU with default flags, which differs in two measured
   user (an output, a reduce, a second add) is rounded as usual. The multiply may reach the add
   through a chain of single-user :data:`THROUGH_OPS` (data movement XLA fuses into the add's loop,
   and negate): the chain is applied to the multiply's operands (``negate`` to ``a`` only) and
-  the add contracts their product.
+  the add contracts their product. A NaN result with one NaN among a, b and c is that NaN, with
+  its own sign: the hardware FMA forms (fmadd, fmsub, fnmadd, fnmsub) propagate an operand NaN
+  unchanged, so the negations of the chain and of c do not flip it (measured); with several NaN
+  operands, the first of a, b, c.
 * bf16 excess precision: ``convert`` to f32 of a bf16 result of an arithmetic elementwise
   operator (:data:`EXCESS_OPS`) returns the operator computed in f32 on its bf16 operands widened
   (not rounded to bf16). Only the operator right before the convert is affected; f16 is rounded.
 
-``xla-default`` applies both; ``xla-strict`` (XLA with ``--xla_allow_excess_precision=false``, as
-the conformance oracle :mod:`semantics.xla_oracle` runs it) applies the contraction only.
+* negate folding (f16, f32, f64): ``add(a, negate(b))`` and ``add(negate(b), a)`` compute
+  ``subtract(a, b)``, ``subtract(a, negate(b))`` computes ``add(a, b)`` (LLVM's canonical form,
+  measured): the values are the same, but a NaN ``b`` keeps its sign instead of the negate's
+  flipped one; pairs of negates cancel. ``subtract(negate(b), a)`` and bf16 (computed through f32
+  converts) are unchanged.
+
+``xla-default`` applies all three; ``xla-strict`` (XLA with ``--xla_allow_excess_precision=false``, as
+the conformance oracle :mod:`semantics.xla_oracle` runs it) the contraction and the folding.
 
 This module decides, per instruction, which applies; :mod:`semantics.interp` calls it.
 """
@@ -35,7 +44,7 @@ from .ir import Computation, Instruction
 from .types import TensorType
 
 __all__ = ["MODES", "EXCESS_OPS", "THROUGH_OPS", "users", "contracted_multiply", "excess_precision_source",
-           "excess_precision", "contraction"]
+           "excess_precision", "contraction", "folded_negate", "under_negates", "fma_nan"]
 
 #: The interpreter's numeric modes.
 MODES: tuple[str, ...] = ("strict", "xla-default", "xla-strict")
@@ -111,6 +120,30 @@ def contracted_multiply(comp: Computation, ins: Instruction, nusers: Counter
     return None
 
 
+def folded_negate(comp: Computation, ins: Instruction) -> tuple[str, str, str] | None:
+    """(opcode, lhs, rhs) that XLA:CPU computes for an add/subtract reading a negate of its own
+    f16/f32/f64 type (module doc, "negate folding"), or None."""
+    if ins.opcode not in ("add", "subtract") or not _float_type(ins.type, (16, 32, 64)):
+        return None
+    a, b = (comp.by_name[o] for o in ins.operands)
+
+    def strip(x: Instruction) -> tuple[int, str]:
+        """(number of negates, the value under them); LLVM cancels pairs of negations."""
+        k = 0
+        while x.opcode == "negate" and x.type == ins.type:
+            k, x = k + 1, comp.by_name[x.operands[0]]
+        return k, x.name
+
+    kb, xb = strip(b)
+    if kb:
+        flip = (kb % 2 == 1) != (ins.opcode == "subtract")
+        return ("subtract" if flip else "add"), a.name, xb
+    ka, xa = strip(a)
+    if ins.opcode == "add" and ka:
+        return ("subtract", b.name, xa) if ka % 2 else ("add", xa, b.name)
+    return None
+
+
 def through_chain(chain: list[Instruction], a: np.ndarray, b: np.ndarray, values: dict[str, Any],
                   apply: Any) -> tuple[np.ndarray, np.ndarray]:
     """The multiply's operands carried through ``chain`` (from the multiply outwards), so that
@@ -133,6 +166,32 @@ def excess_precision_source(comp: Computation, ins: Instruction) -> Instruction 
     if src.opcode not in EXCESS_OPS or not isinstance(src.type, TensorType) or src.type.dtype.name != "bf16":
         return None
     return src
+
+
+def under_negates(comp: Computation, name: str) -> str:
+    """The value under a chain of negates of one type (``name`` itself when it is no negate)."""
+    x = comp.by_name[name]
+    while x.opcode == "negate" and x.type == comp.by_name[x.operands[0]].type:
+        x = comp.by_name[x.operands[0]]
+    return x.name
+
+
+def fma_nan(r: np.ndarray, raw: list[np.ndarray]) -> np.ndarray:
+    """``r`` (a contracted value) with each NaN element replaced by the first NaN among the raw
+    operands ``raw`` (a, b, c before any negation), quieted, sign kept: what x86 FMA returns."""
+    if not np.isnan(r).any():
+        return r
+    ui = np.dtype(f"u{r.dtype.itemsize}")
+    quiet = ui.type(1 << (np.finfo(r.dtype).nmant - 1))
+    out = r.copy()
+    done = ~np.isnan(r)
+    for x in raw:
+        x = np.broadcast_to(np.asarray(x, dtype=r.dtype), r.shape)
+        hit = ~done & np.isnan(x)
+        if hit.any():
+            out.view(ui)[hit] = x.view(ui)[hit] | quiet
+            done |= hit
+    return out
 
 
 def fma_value(pos: int, m_operands: list[np.ndarray], other: np.ndarray, opcode: str, fma: Any) -> np.ndarray:

@@ -10,12 +10,15 @@ attribute (kept as its text, parsed here by :func:`parse_window`).
   lhs dilation holes contribute no term. XLA:CPU computes convolutions with Eigen (or oneDNN),
   whose summation order is its own: the jax corpus test bounds the difference as dot's.
 * reduce-window: for each output position, the region folds the init value and then the window's
-  elements in row-major window order; positions in the padding (or in base-dilation holes) are
-  skipped, as XLA's elemental emitter does. The same code builds z3 terms (object arrays).
-* select-and-scatter: XLA:CPU's loop: the output starts as the init value everywhere; for each
-  source position in row-major order, the window's in-bounds elements are visited in row-major
-  window order, the first is selected and each later one replaces the selection when
-  ``select(selected, candidate)`` is false; then ``output[sel] = scatter(output[sel], source)``.
+  elements in XLA:CPU's window order (:mod:`semantics.ops._window_order`: row-major, except that
+  one padded window dimension may be visited last); positions in the padding (or in
+  base-dilation holes) are skipped, as XLA's emitter does. The same code builds z3 terms
+  (object arrays).
+* select-and-scatter: as XLA:CPU expands it (a variadic reduce-window selecting value and index,
+  then a scatter): the output starts as the init value everywhere; for each source position in
+  row-major order, the window's in-bounds elements are visited in the reduce-window's order, the
+  first is selected and each later one replaces the selection when ``select(selected,
+  candidate)`` is false; then ``output[sel] = scatter(output[sel], source)``.
   In SMT the selection is a chain of if-then-else terms over the window's positions.
 """
 
@@ -32,8 +35,9 @@ from ..types import TensorType, TupleType, Type
 from ._common import tensor
 from ._float import daz, is_float_np, op_precision
 from ._table import AttrSpec, Env, OpDef, OpError, register
+from ._window_order import window_order
 
-__all__ = ["parse_window", "Window"]
+__all__ = ["parse_window", "Window", "window_order"]
 
 _ITEM = re.compile(r"(size|stride|pad|lhs_dilate|rhs_dilate|rhs_reversal|base_dilate|window_dilate)=(\S+)")
 
@@ -135,7 +139,7 @@ def _rw_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
         a[...] = i.reshape(())[()] if x.dtype != object else i.reshape(())[()]
         accs.append(a)
     assert env.call is not None
-    for tap in np.ndindex(*w.size):
+    for tap in window_order(xs[0].shape, oshape, w):
         idx, valid = _positions(list(xs[0].shape), oshape, w, tap)
         if not valid.any():
             continue
@@ -150,7 +154,8 @@ def _rw_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 register(OpDef("reduce-window", (2, None), (AttrSpec("window", "raw"), AttrSpec("to_apply", "computation")),
                _rw_infer, _rw_eval, _rw_eval, "contraction",
                "N operands of one shape and N scalar inits of their types; region (T..., T...) -> T...",
-               "each output folds init, then the window's elements in row-major window order; padding "
+               "each output folds init, then the window's elements in XLA:CPU's window order (row-major, "
+               "except that its loop emitter may peel one padded window dimension, visited last); padding "
                "and base-dilation holes are skipped (no init, no term); strides, padding, base and "
                "window dilation as XLA's window attribute"))
 
@@ -205,8 +210,9 @@ def _sas_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
         a[()] = v
         return a
 
+    order = window_order(x.shape, oshape, w)
     for pos in np.ndindex(*oshape):
-        cands = [i for tap in np.ndindex(*w.size) if (i := _in_bounds(x.shape, w, pos, tap)) is not None]
+        cands = [i for tap in order if (i := _in_bounds(x.shape, w, pos, tap)) is not None]
         sel_val, chosen = x[cands[0]], [True]          # chosen[k]: candidate k is the selection
         for k in range(1, len(cands)):
             keep = _scalar(env.call(attrs["select"], [one(sel_val), one(x[cands[k]])]))
@@ -232,9 +238,9 @@ register(OpDef("select-and-scatter", (3, 3),
                _sas_infer, _sas_eval, _sas_eval, "contraction",
                "operand, source (the window's output shape) and scalar init of one type; select (T, T) -> pred, "
                "scatter (T, T) -> T; result the operand's type",
-               "XLA:CPU's loop: output = init; per source position (row-major), the window's in-bounds elements "
-               "in row-major order, the first selected and replaced by each later one where select(selected, "
-               "candidate) is false; output[selected] = scatter(output[selected], source). Window size/stride/"
+               "XLA:CPU's expansion: output = init; per source position (row-major), the window's in-bounds "
+               "elements in reduce-window's order, the first selected and replaced by each later one where "
+               "select(selected, candidate) is false; output[selected] = scatter(output[selected], source). Window size/stride/"
                "pad, no dilation; a window entirely in the padding is rejected (XLA leaves it undefined). SMT: "
                "the selection as if-then-else terms"))
 

@@ -230,3 +230,80 @@ def test_bf16_excess_precision_not_in_xla_strict_against_the_oracle() -> None:
     want = run_xla(g, [x, y])[0]
     assert evaluate(g, [x, y], mode="xla-strict")[0].tobytes() == want.tobytes()
     assert evaluate(g, [x, y], mode="xla-default")[0].tobytes() != want.tobytes()
+
+
+# -- NaN signs: negate folding and the FMA's NaN propagation (measured against XLA:CPU) -------------
+
+_NAN_FORMS = {
+    "add(p,neg(q))": "n = @T negate(q)\n  ROOT r = @T add(p, n)",
+    "add(neg(q),p)": "n = @T negate(q)\n  ROOT r = @T add(n, p)",
+    "sub(p,neg(q))": "n = @T negate(q)\n  ROOT r = @T subtract(p, n)",
+    "sub(neg(q),p)": "n = @T negate(q)\n  ROOT r = @T subtract(n, p)",
+    "add(p,neg(neg(q)))": "n = @T negate(q)\n  m = @T negate(n)\n  ROOT r = @T add(p, m)",
+    "mul(p,neg(q))": "n = @T negate(q)\n  ROOT r = @T multiply(p, n)",
+    "add(p,neg(q*q))": "m = @T multiply(q, q)\n  n = @T negate(m)\n  ROOT r = @T add(p, n)",
+}
+#: sign of the result for q = [-NaN, +NaN] (p = [1.5, 2.0]), as XLA:CPU gives it in xla-strict
+#: (the FMA-contracted form in f32/f64 propagates q unchanged; bf16 is computed through f32
+#: converts and keeps the negate's flip)
+_NAN_SIGNS = {
+    "f16": {"add(p,neg(q))": "-+", "add(neg(q),p)": "-+", "sub(p,neg(q))": "-+", "sub(neg(q),p)": "+-",
+            "add(p,neg(neg(q)))": "-+", "mul(p,neg(q))": "+-", "add(p,neg(q*q))": "-+"},
+    "bf16": {"add(p,neg(q))": "+-", "add(neg(q),p)": "+-", "sub(p,neg(q))": "+-", "sub(neg(q),p)": "+-",
+             "add(p,neg(neg(q)))": "-+", "mul(p,neg(q))": "+-", "add(p,neg(q*q))": "+-"},
+}
+_NAN_SIGNS["f32"] = _NAN_SIGNS["f64"] = _NAN_SIGNS["f16"]
+
+
+def _nan_case(dt: str, form: str) -> tuple[object, list[np.ndarray]]:
+    npdt = {"f16": np.float16, "bf16": BF16, "f32": np.float32, "f64": np.float64}[dt]
+    ui = np.dtype(f"u{np.dtype(npdt).itemsize}")
+    sign = ui.type(1) << ui.type(8 * ui.itemsize - 1)
+    q = np.array([np.nan, np.nan], dtype=npdt).view(ui).copy()
+    q[0] |= sign
+    q[1] &= ~sign
+    body = _NAN_FORMS[form].replace("@T", f"{dt}[2]")
+    g = parse_hlo(f"HloModule m\nENTRY e {{\n  p = {dt}[2] parameter(0)\n  q = {dt}[2] parameter(1)\n  {body}\n}}\n")
+    return g, [np.array([1.5, 2.0], dtype=npdt), q.view(npdt)]
+
+
+def _signs(a: np.ndarray) -> str:
+    return "".join("-" if np.signbit(v) else "+" for v in a.astype(np.float64))
+
+
+@pytest.mark.parametrize("dt", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("form", list(_NAN_FORMS))
+def test_nan_sign_after_negate_folding_and_contraction(dt: str, form: str) -> None:
+    """add/subtract of a negate computes the subtract/add of the negated value (f16/f32/f64), and a
+    contracted FMA returns its NaN operand unchanged: the NaN sign XLA:CPU gives."""
+    g, ins = _nan_case(dt, form)
+    out = evaluate(g, ins, mode="xla-strict")[0]
+    assert np.isnan(out.astype(np.float64)).all()
+    assert _signs(out) == _NAN_SIGNS[dt][form]
+
+
+def test_fma_nan_takes_the_first_nan_operand_unchanged() -> None:
+    """With several NaN operands the contracted value is the first NaN among a, b, c (measured)."""
+    f = np.float32
+    nan_m, nan_p = np.array([0xFFC00000, 0x7FC00000], np.uint32).view(f)
+    a = np.array([nan_m, nan_p, 1.5, nan_p], f)
+    b = np.array([nan_p, 2.0, nan_m, nan_m], f)
+    c = np.array([0.25, nan_m, nan_p, nan_m], f)
+    for op in ("add(m, c)", "subtract(m, c)", "subtract(c, m)"):
+        g = parse_hlo("HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
+                      f"  c = f32[4] parameter(2)\n  m = f32[4] multiply(a, b)\n  ROOT r = f32[4] {op.split('(')[0]}"
+                      f"({op.split('(')[1]}\n}}\n")
+        assert _signs(evaluate(g, [a, b, c], mode="xla-strict")[0]) == "-+-+", op
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize("dt", ["f16", "bf16", "f32", "f64"])
+def test_nan_signs_are_xlas(dt: str) -> None:
+    ok, why = available()
+    if not ok:
+        pytest.skip(why)
+    from semantics.xla_oracle import run_xla
+
+    for form in _NAN_FORMS:
+        g, ins = _nan_case(dt, form)
+        assert _signs(run_xla(g, ins)[0]) == _NAN_SIGNS[dt][form], form
