@@ -13,8 +13,9 @@ implement, and 54 it cannot express; its artifact names none of those 57.
     python bench/xla_simplifier.py                      # docs/rules.md from the results JSON
 
 ``--prove`` runs ``accv prove rewrite_rules/xla_simplifier.txt --jobs N --rlimit 5000000 --json
-OUT`` (every refutation in it was replayed on the interpreter by the prover), then
-bench/xla_simplifier_replay.py, and records each rule's TensorRight id, the file's
+OUT`` (every refutation in it was replayed on the interpreter by the prover), proves again one
+refuted instantiation of each (rewrite, dtype) whose refutation came from the proof cache without a
+counterexample, then runs bench/xla_simplifier_replay.py, and records each rule's TensorRight id, the file's
 not-expressible entries and TensorRight's counts. The table replaces the part of docs/rules.md
 between ``<!-- table:xla_simplifier -->`` and ``<!-- /table -->`` (bench/docs_tables.py renders
 it too).
@@ -112,6 +113,41 @@ def prove(jobs: int, out: Path) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
+def _prove_one(line: str, dtype: str, rank: int, bound: int) -> dict[str, Any] | None:
+    """Worker: one instantiation of the rule ``line`` proved again; its counterexample as JSON."""
+    from accv.rule_text import parse_rule
+    from verif.prover import prove
+
+    res = prove(parse_rule(line), dtype, rank, None, bound, RLIMIT)
+    return res.counterexample.to_json() if res.verdict == "refuted" and res.counterexample else None
+
+
+def fill_counterexamples(data: dict[str, Any], meta: dict[str, Any], jobs: int) -> int:
+    """A counterexample for each refuted (rewrite, dtype) that has none (a refutation answered from
+    the proof cache carries none; accv prove fills one per rewrite): its first refuted
+    instantiation proved again, on ``jobs`` processes. Returns how many were filled."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    lines = RULE_FILE.read_text().splitlines()
+    text = {d["rule"]: lines[d["line"] - 1] for d in meta["rules"]}
+    todo = []
+    for r in data["rules"]:
+        have = {i["dtype"] for i in r["instantiations"] if "counterexample" in i}
+        for i in r["instantiations"]:
+            if i["verdict"] == "refuted" and i["dtype"] not in have:
+                have.add(i["dtype"])
+                todo.append(i | {"_line": text[r["rule"]], "_inst": i})
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as ex:
+        futs = [ex.submit(_prove_one, t["_line"], t["dtype"], t["rank"], data.get("size_bound", 3)) for t in todo]
+        filled = 0
+        for t, f in zip(todo, futs, strict=True):
+            cex = f.result()
+            if cex is not None:
+                t["_inst"]["counterexample"] = cex
+                filled += 1
+    return filled
+
+
 # -- the table -----------------------------------------------------------------------------------
 
 def _values(v: object) -> str:
@@ -135,12 +171,12 @@ def _values(v: object) -> str:
 def _xla_short(x: dict[str, Any]) -> str:
     o = x["outcome"]
     if o.startswith("applied"):
-        return "applied (rhs)"
+        where = ("StableHLO import" if "StableHLO" in o else "algsimp" if "algebraic simplifier" in o
+                 else "not algsimp")
+        return f"applied (rhs), {where}"
     if o.startswith("not applied"):
         return "not applied (lhs)"
-    if "outside algsimp" in o:
-        return "rhs, also without algsimp"
-    return f"{x['xla_default']} / algsimp off {x['xla_no_algsimp']}"
+    return "neither side"
 
 
 def _xla_cell(r: dict[str, Any]) -> str:
@@ -203,14 +239,16 @@ def table(data: dict[str, Any]) -> str:
 
     xla = [i["xla"] for r in data["rules"] for i in r["instantiations"] if "xla" in i]
     applied = sum(x["outcome"].startswith("applied") for x in xla)
+    pairs = len({(r["rule"], i["dtype"]) for r in data["rules"] for i in r["instantiations"]
+                 if i["verdict"] == "refuted"})
     head = (f"TensorRight's {total} rewrites: {n_tr} restated here ({counts(tr)}); {len(missing)} of its "
             f"{implemented} implemented rules not expressible in the rule text form; {unnamed} not named by "
             f"TensorRight's artifact ({total - info.get('expressible', TR_COUNTS['expressible'])} its DSL cannot "
             f"express, {info.get('expressible', TR_COUNTS['expressible']) - implemented} expressible but not "
             f"implemented), so not restated. Besides them {sum(extra.values())} further simplifier rewrites "
             f"(`XLA`): {counts(extra)}. A rewrite counts under its weakest dtype; per dtype below. "
-            f"Refuted (rewrite, dtype) pairs replayed on XLA: {len(xla)}, of which XLA applied the unsound "
-            f"rewrite in {applied}.")
+            f"Refuted (rewrite, dtype) pairs: {pairs}; replayed on XLA (those with a counterexample whose two "
+            f"sides build): {len(xla)}, of which XLA applied the unsound rewrite in {applied}.")
     cex = refutations(data)
     tail = ("\n\nEach refutation's counterexample, replayed on the reference interpreter (the two sides' "
             "outputs differ there; `accv prove` writes the HLO pair and inputs under `--cex-dir`), and the "
@@ -246,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         from xla_simplifier_replay import replay_all
 
         annotate(data, meta)
+        print(f"filled {fill_counterexamples(data, meta, args.jobs)} counterexamples", file=sys.stderr)
         n = replay_all(data, {r["rule"]: r["consts"] for r in data["rules"]})
         print(f"replayed {n} refutations on XLA", file=sys.stderr)
         out.write_text(json.dumps(data, indent=1) + "\n")
