@@ -9,7 +9,7 @@ rewrites. TensorRight's 175 are those 118, 3 more its DSL expresses but its arti
 implement, and 54 it cannot express; its artifact names none of those 57.
 
     python bench/xla_simplifier.py --prove [--jobs 2]   # accv prove + XLA replay -> results JSON, docs
-    python bench/xla_simplifier.py --xla                # XLA replay of an existing results JSON, docs
+    python bench/xla_simplifier.py --xla                # counterexamples filled, XLA replay of the results JSON, docs
     python bench/xla_simplifier.py                      # docs/rules.md from the results JSON
 
 ``--prove`` runs ``accv prove rewrite_rules/xla_simplifier.txt --jobs N --rlimit 5000000 --json
@@ -269,7 +269,7 @@ def write_doc(data: dict[str, Any], doc: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--prove", action="store_true", help="run accv prove on the rule file first (then --xla)")
-    ap.add_argument("--xla", action="store_true", help="replay the refutations on XLA (jax) into the JSON")
+    ap.add_argument("--xla", action="store_true", help="fill missing counterexamples and replay the refutations on XLA (jax) into the JSON")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", default=str(RESULTS))
     ap.add_argument("--doc", default=str(ROOT / "docs" / "rules.md"))
