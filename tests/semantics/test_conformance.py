@@ -312,7 +312,7 @@ def test_reference_interpreter_runs_on_every_generated_graph() -> None:
 @pytest.mark.skipif(not _OK, reason=_WHY or "jax missing")
 def test_xla_simplifier_folds_max_of_a_value_with_itself() -> None:
     """A documented XLA effect the per-operator semantics does not model: maximum(x, x) is folded to
-    x by XLA's algebraic simplifier, so an f32 subnormal survives, while maximum itself reads
+    x by XLA (with or without its algebraic simplifier), so an f32 subnormal survives, while maximum itself reads
     subnormals as zero (DAZ) — as XLA does for maximum(x, y) with y a different value."""
     from semantics.hlo_parser import parse_hlo
     from semantics.xla_oracle import run_xla
