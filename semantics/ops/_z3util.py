@@ -184,12 +184,22 @@ def nan_sign(x: z3.ExprRef) -> tuple[z3.BoolRef, z3.BoolRef]:
     T, F = z3.BoolVal(True), z3.BoolVal(False)
 
     def go(t: z3.ExprRef) -> tuple[z3.BoolRef, z3.BoolRef]:
-        k = t.get_id()
-        hit = memo.get(k)
-        if hit is not None:
-            return hit
-        memo[k] = r = step(t)
-        return r
+        # iterative post-order (a dot's FMA chain or a reduce is deeper than Python's stack):
+        # every float operand is memoized before ``step`` reads it
+        todo = [t]
+        while todo:
+            u = todo[-1]
+            if u.get_id() in memo:
+                todo.pop()
+                continue
+            pending = [] if _bits_source(u) is not None else \
+                [c for c in u.children() if z3.is_fp(c) and c.get_id() not in memo]
+            if pending:
+                todo.extend(pending)
+                continue
+            todo.pop()
+            memo[u.get_id()] = step(u)
+        return memo[t.get_id()]
 
     def nan(t: z3.ExprRef) -> z3.BoolRef:
         return z3.fpIsNaN(t)
@@ -212,7 +222,9 @@ def nan_sign(x: z3.ExprRef) -> tuple[z3.BoolRef, z3.BoolRef]:
         src = _bits_source(t)
         if src is not None:
             w = src.size()
-            return z3.Extract(w - 1, w - 1, src) == 1, T
+            # bits computed from a float through ieee_bits carry an arbitrary pattern for a
+            # computed NaN (not the reference's): undetermined
+            return z3.Extract(w - 1, w - 1, src) == 1, z3.BoolVal(not _reads_float(src))
         if not z3.is_app(t):
             return F, F
         kind = t.decl().kind()
@@ -252,6 +264,21 @@ def nan_sign(x: z3.ExprRef) -> tuple[z3.BoolRef, z3.BoolRef]:
             return sign, det
         return F, F
     return go(x)
+
+
+def _reads_float(t: z3.ExprRef) -> bool:
+    """Whether a bit-vector term reads a float term (through :func:`ieee_bits`)."""
+    seen: set[int] = set()
+    todo = [t]
+    while todo:
+        u = todo.pop()
+        if u.get_id() in seen:
+            continue
+        seen.add(u.get_id())
+        if z3.is_fp(u):
+            return True
+        todo.extend(u.children())
+    return False
 
 
 def nan_sign_differs(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
