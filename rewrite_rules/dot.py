@@ -6,9 +6,12 @@ result type, so every identity of ring arithmetic modulo 2^bits holds (associati
 distributivity, splitting the contraction). A float dot is a sequential chain of fused
 multiply-adds over the contracting index in increasing order, in f32 (f64 for f64) with DAZ/FTZ,
 starting from +0.0 (-0.0 when the contraction has one element), then one rounding to bf16/f16.
-So for floats only rules that keep every output element's chain of FMAs unchanged hold: permuting
-operands or output dimensions (an FMA is exactly commutative in its product), slicing free
+So for floats only rules that keep every output element's chain of FMAs unchanged, each FMA with
+its product's operands in their order, hold: permuting output dimensions, slicing free
 dimensions, concatenating along free dimensions, batching, broadcasting, widening bf16/f16 to f32.
+Swapping the dot's operands (``(AB)^T = B^T A^T``) keeps every value but not every NaN: where both
+operands of a product are NaN, ``fma(x, y, c)`` returns x's NaN (the interpreter and XLA), so the
+swapped dot returns the other operand's sign; those rules are claimed for integers only.
 Rules that regroup the sum (associativity, splitting the contraction) or that assume ``x*1 + 0 = x``
 or ``x*0 = 0`` (identity and zero matrices: -0.0, DAZ of subnormals, NaN and inf*0) are claimed for
 integers only.
@@ -51,17 +54,19 @@ def _dot_assoc(c):
     return _mm(_mm(a, b), d), _mm(a, _mm(b, d)), []
 
 
-@rule("transpose(dot(a, b)) => dot(transpose(b), transpose(a))", family="dot", dtypes=NUM, ranks=(2,))
+@rule("transpose(dot(a, b)) => dot(transpose(b), transpose(a))", family="dot", dtypes=INTS, ranks=(2,))
 def _dot_transpose(c):
-    """(AB)^T = B^T A^T, for floats too: each element keeps its FMA chain and fma(x, y, acc) is
-    exactly fma(y, x, acc)."""
+    """(AB)^T = B^T A^T, for integers only: for floats every value is kept but fma(x, y, acc)
+    returns x's NaN where x and y are both NaN and fma(y, x, acc) y's, so an output's NaN sign
+    changes (refuted for bf16/f16/f32/f64 with that counterexample)."""
     a, b = c.tensor("a"), c.tensor("b")
     return transpose(_mm(a, b), (1, 0)), _mm(transpose(b, (1, 0)), transpose(a, (1, 0))), []
 
 
-@rule("dot(a, b, lc=1, rc=0) => transpose(dot(b, a, lc=0, rc=1))", family="dot", dtypes=NUM, ranks=(2,))
+@rule("dot(a, b, lc=1, rc=0) => transpose(dot(b, a, lc=0, rc=1))", family="dot", dtypes=INTS, ranks=(2,))
 def _dot_swap(c):
-    """Swapping the operands' roles via the dimension numbers, then transposing the result."""
+    """Swapping the operands' roles via the dimension numbers, then transposing the result; for
+    integers only (floats: the product's NaN operand order changes, as for (AB)^T = B^T A^T)."""
     a, b = c.tensor("a"), c.tensor("b")
     return _mm(a, b), transpose(dot(b, a, (0,), (1,)), (1, 0)), []
 

@@ -183,7 +183,8 @@ def _prove_symbolic(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, pre: list[An
     in_bounds = z3.And(*[z3.And(0 <= i, i < n) for i, n in zip(idx, L.shape, strict=True)]) if idx else z3.BoolVal(True)
     shape_diff = z3.Or(*[a != b for a, b in zip(L.shape, R.shape, strict=True)]) if idx else z3.BoolVal(False)
     wf_r = z3.And(*enc_r.wf) if enc_r.wf else z3.BoolVal(True)
-    elem = L.at(idx) != R.at(idx)
+    lv, rv = L.at(idx), R.at(idx)
+    elem = z3.Or(lv != rv, Z.nan_sign_differs(lv, rv))   # values, and NaN signs where modelled
     if elements_unsat(elem, lim):
         # the elements agree wherever they are read: what is left is the integer part (shapes,
         # the right side's well-formedness); anything but unsat there goes to the full query
@@ -361,7 +362,7 @@ def _prove_instance(rule: Rule, ctx: RuleCtx, lhs: Node, rhs: Node, dtype: str, 
         if left <= 0:
             return ProofResult(rule.name, dtype, rank, "unknown", "", 0.0,
                                detail=f"z3 at {assign}: wall-clock safety stop ({lim.timeout_s:g}s per instance)")
-        diff = z3.simplify(el.terms[i] != er.terms[i])
+        diff = z3.simplify(z3.Or(el.terms[i] != er.terms[i], Z.nan_sign_differs(el.terms[i], er.terms[i])))
         if z3.is_false(diff):
             continue   # the same term on both sides
         key = MEMO.canonical(diff)

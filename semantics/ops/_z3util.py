@@ -12,7 +12,9 @@ term ``fpBVToFP(bits)`` of a bit-vector variable, so every NaN pattern is a poss
 :func:`model_value` reads the pattern back) and *any* NaN pattern for a NaN an operation computes
 (a fresh variable per observation: the interpreter's rule for which NaN an operation returns is not
 modelled, so a proof must hold for every choice). Float values themselves are compared as SMT
-values, every NaN equal to every NaN.
+values, every NaN equal to every NaN; the provers add the NaN sign where :func:`nan_sign` models it
+(the reference's rule for which NaN an operation returns: see that function), so a rule whose two
+sides return NaNs of different signs there is refuted.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import z3
 from ..dtypes import DType, Kind
 
 __all__ = ["sort_of", "const", "const_array", "value_of", "model_value", "input_var", "ieee_bits", "nan_draws",
-           "exact_nan_bits", "RNE", "RTZ", "fp_sort", "elementwise"]
+           "exact_nan_bits", "nan_sign", "nan_sign_differs", "RNE", "RTZ", "fp_sort", "elementwise"]
 
 RNE = z3.RNE()
 RTZ = z3.RTZ()
@@ -162,6 +164,131 @@ def ieee_bits(x: z3.ExprRef) -> z3.ExprRef:
         memo[k] = r
         return r
     return go(x)
+
+
+def nan_sign(x: z3.ExprRef) -> tuple[z3.BoolRef, z3.BoolRef]:
+    """``(negative, determined)`` for a float term: when ``x`` is NaN and ``determined`` holds,
+    ``negative`` is the sign bit of the NaN the reference interpreter returns.
+
+    Modelled (docs/semantics.md, "Which NaN an operation returns"): inputs and constants
+    (``fpBVToFP(bits)``: the bits' sign), ``If`` (select, DAZ, FTZ), conversions between float
+    sorts (sign kept), negate (flipped), abs (cleared), round-to-integral (kept), sqrt (the
+    operand's NaN, else the fresh NaN, which is negative), add/subtract/multiply/divide with at
+    most one NaN operand (that operand's NaN, else the negative fresh NaN), and the fused
+    multiply-add of a dot's chain, ``fma(x, y, c)``: x's NaN, else y's, else the negative fresh
+    NaN for inf x 0, else c's, else the negative fresh NaN (inf - inf). Not determined: two NaN
+    operands of add/subtract/multiply/divide (numpy's choice depends on the element's position in
+    its SIMD loop), min/max, remainder, NaN constants without bits and every other operation
+    (uninterpreted functions included): there the provers compare values up to the NaN's sign."""
+    memo: dict[int, tuple[z3.BoolRef, z3.BoolRef]] = {}
+    T, F = z3.BoolVal(True), z3.BoolVal(False)
+
+    def go(t: z3.ExprRef) -> tuple[z3.BoolRef, z3.BoolRef]:
+        # iterative post-order (a dot's FMA chain or a reduce is deeper than Python's stack):
+        # every float operand is memoized before ``step`` reads it
+        todo = [t]
+        while todo:
+            u = todo[-1]
+            if u.get_id() in memo:
+                todo.pop()
+                continue
+            pending = [] if _bits_source(u) is not None else \
+                [c for c in u.children() if z3.is_fp(c) and c.get_id() not in memo]
+            if pending:
+                todo.extend(pending)
+                continue
+            todo.pop()
+            memo[u.get_id()] = step(u)
+        return memo[t.get_id()]
+
+    def nan(t: z3.ExprRef) -> z3.BoolRef:
+        return z3.fpIsNaN(t)
+
+    def first_nan(ops: list[z3.ExprRef]) -> tuple[z3.BoolRef, z3.BoolRef]:
+        """The NaN of the first NaN operand, else the fresh (negative) NaN; undetermined with two
+        or more NaN operands."""
+        sign, det = T, T
+        for i in reversed(range(len(ops))):
+            s_i, d_i = go(ops[i])
+            others = [nan(o) for o in ops[i + 1:]]
+            d_here = z3.And(d_i, z3.Not(z3.Or(*others))) if others else d_i
+            sign = z3.If(nan(ops[i]), s_i, sign)
+            det = z3.If(nan(ops[i]), d_here, det)
+        return sign, det
+
+    def step(t: z3.ExprRef) -> tuple[z3.BoolRef, z3.BoolRef]:
+        if isinstance(t, z3.FPNumRef):
+            return F, z3.BoolVal(not t.isNaN())
+        src = _bits_source(t)
+        if src is not None:
+            w = src.size()
+            # bits computed from a float through ieee_bits carry an arbitrary pattern for a
+            # computed NaN (not the reference's): undetermined
+            return z3.Extract(w - 1, w - 1, src) == 1, z3.BoolVal(not _reads_float(src))
+        if not z3.is_app(t):
+            return F, F
+        kind = t.decl().kind()
+        args = [t.arg(i) for i in range(t.num_args())]
+        fps = [a for a in args if z3.is_fp(a)]
+        if kind == z3.Z3_OP_ITE:
+            s1, d1 = go(args[1])
+            s2, d2 = go(args[2])
+            return z3.If(args[0], s1, s2), z3.If(args[0], d1, d2)
+        if kind in (z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO, z3.Z3_OP_FPA_PLUS_INF,
+                    z3.Z3_OP_FPA_MINUS_INF, z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_TO_FP_UNSIGNED):
+            return F, T
+        if kind == z3.Z3_OP_FPA_TO_FP:
+            if len(fps) == 1:            # float -> float conversion: the sign is kept
+                return go(fps[0])
+            if not fps and all(not z3.is_fp(a) for a in args) and len(args) == 2:
+                return F, T              # integer -> float: never NaN
+            return F, F
+        if kind == z3.Z3_OP_FPA_NEG:
+            s, d = go(fps[0])
+            return z3.Not(s), d
+        if kind == z3.Z3_OP_FPA_ABS:
+            return F, go(fps[0])[1]
+        if kind == z3.Z3_OP_FPA_ROUND_TO_INTEGRAL:
+            return go(fps[0])
+        if kind == z3.Z3_OP_FPA_SQRT:
+            s, d = go(fps[0])
+            return z3.If(nan(fps[0]), s, T), z3.If(nan(fps[0]), d, T)
+        if kind in (z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_SUB, z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_DIV):
+            return first_nan(fps)
+        if kind == z3.Z3_OP_FPA_FMA:
+            x, y, c = fps
+            (sx, dx), (sy, dy), (sc, dc) = go(x), go(y), go(c)
+            inv = z3.Or(z3.And(z3.fpIsInf(x), z3.fpIsZero(y)), z3.And(z3.fpIsZero(x), z3.fpIsInf(y)))
+            sign = z3.If(nan(x), sx, z3.If(nan(y), sy, z3.If(inv, T, z3.If(nan(c), sc, T))))
+            det = z3.If(nan(x), dx, z3.If(nan(y), dy, z3.If(inv, T, z3.If(nan(c), dc, T))))
+            return sign, det
+        return F, F
+    return go(x)
+
+
+def _reads_float(t: z3.ExprRef) -> bool:
+    """Whether a bit-vector term reads a float term (through :func:`ieee_bits`)."""
+    seen: set[int] = set()
+    todo = [t]
+    while todo:
+        u = todo.pop()
+        if u.get_id() in seen:
+            continue
+        seen.add(u.get_id())
+        if z3.is_fp(u):
+            return True
+        todo.extend(u.children())
+    return False
+
+
+def nan_sign_differs(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
+    """True where ``a`` and ``b`` are both NaN, both NaNs' signs are determined (:func:`nan_sign`)
+    and the signs differ: an output difference the value comparison (one NaN) does not see."""
+    if not z3.is_fp(a) or a.eq(b):
+        return z3.BoolVal(False)
+    sa, da = nan_sign(a)
+    sb, db = nan_sign(b)
+    return z3.And(z3.fpIsNaN(a), z3.fpIsNaN(b), da, db, sa != sb)
 
 
 def elementwise(fn: Any, *arrays: np.ndarray) -> np.ndarray:

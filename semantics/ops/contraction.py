@@ -172,8 +172,8 @@ def _dot_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
                     for kk in range(k):
                         x = Z.daz(Z.to_prec(A[bi, i, kk], src))
                         y = Z.daz(Z.to_prec(B[bi, kk, j], src))
-                        if x.get_id() > y.get_id():   # fma is exactly commutative in its product: a
-                            x, y = y, x               # canonical order lets z3 see equal terms as equal
+                        # operands in the dot's own order: fma(x, y, c) and fma(y, x, c) are equal
+                        # values but return different NaNs when x and y are both NaN (x's)
                         acc = _z_fma_ftz(x, y, acc)
                     res[bi, i, j] = acc if t.dtype.bits == p.ebits() + p.sbits() else z3.fpFPToFP(Z.RNE, acc, Z.sort_of(t.dtype))
     return res.reshape(shape)

@@ -145,7 +145,8 @@ def _z_fmod(a: Any, b: Any) -> Any:
 
 
 def _z_minmax(is_max: bool) -> ZFn:
-    """Mirror of :func:`_minmax` (NaN payloads are not modelled: SMT has one NaN)."""
+    """Mirror of :func:`_minmax` (NaN payloads are not modelled: SMT has one NaN; the NaN's sign
+    is, through :func:`_z3util.nan_sign`)."""
     def f(a: Any, b: Any, dt: DType, out: DType) -> Any:
         if not dt.is_float:
             if dt.is_signed:
@@ -155,7 +156,10 @@ def _z_minmax(is_max: bool) -> ZFn:
         sx = z3.fpIsNegative(x)
         eq = z3.fpEQ(x, y)
         pick_x = z3.Or(z3.fpGT(x, y) if is_max else z3.fpLT(x, y), z3.And(eq, z3.Not(sx) if is_max else sx))
-        r = z3.If(z3.fpIsNaN(x), x, z3.If(z3.fpIsNaN(y), y, z3.If(pick_x, x, y)))
+        # a NaN y is returned with the sign sign(x) AND sign(y) (max) / OR (min): the same value
+        # in SMT (one NaN), written so that _z3util.nan_sign reads the reference's sign
+        y_nan = z3.If(sx, y, z3.fpAbs(y)) if is_max else z3.If(sx, z3.fpNeg(z3.fpAbs(y)), y)
+        r = z3.If(z3.fpIsNaN(x), x, z3.If(z3.fpIsNaN(y), y_nan, z3.If(pick_x, x, y)))
         return r if dt.bits in (32, 64) else z3.fpFPToFP(Z.RNE, r, Z.fp_sort(dt))
     return f
 

@@ -134,3 +134,26 @@ def test_check_reports_each_input_set_and_exits_6_when_none_is_informative(capsy
     assert "  check DEGENERATE: 3 random input set(s)" in cap.out and "0 of 3 informative" in cap.out
     assert "set 2 (full, seed 2): DEGENERATE: every output constant (1)" in cap.out
     assert "DEGENERATE check: no input set's outputs carry information" in cap.err
+
+
+_TRANSPOSED_DOT = """HloModule td
+ENTRY main {
+  a = bf16[64,64] parameter(0)
+  b = bf16[64,64] parameter(1)
+  d = bf16[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = bf16[64,64] transpose(d), dimensions={1,0}
+}
+"""
+
+
+def test_qkv_transposed_dot_keeps_the_nan_signs(tmp_path: Path) -> None:
+    """The qkv fuzz finding: ``transpose(dot(a, b))`` compiled to ``gemm(b^T, a^T)``, whose
+    products return b's NaN where a's and b's are both NaN (the reference returns a's), so the
+    edge-value input set differed in NaN signs (exit 1). The operand swap is claimed for integers
+    only; the program computes ``gemm(a, b)`` and stores it column-major."""
+    k = tmp_path / "td.hlo"
+    k.write_text(_TRANSPOSED_DOT)
+    out = tmp_path / "td.asm"
+    assert main(["check", str(k), "--target", "qkv", "--check", "2", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "store_cm(" in text and "store_rm(" not in text

@@ -104,3 +104,42 @@ def test_right_side_reversing_a_missing_dimension_is_refuted() -> None:
     res = prove(BAD["reverse(x, {1}) of a vector => x"], "s32", 1, timeout_s=20.0)
     assert res.status == "refuted", res.line()
     assert "right side" in res.detail and "dimension" in res.detail
+
+
+@rule("transpose(dot(a, b)) => dot(transpose(b), transpose(a)) on floats", family="sound",
+      dtypes=("bf16", "f32"), ranks=(2,), expect="invalid", registry=BAD)
+def _dot_transpose_float(c):
+    """Every value agrees, but fma(x, y, c) returns x's NaN where x and y are both NaN: the right
+    side's products have their operands swapped, so their NaN has the other operand's sign (the
+    qkv fuzz finding: ``gemm(b^T, a^T)`` for ``transpose(dot(a, b))``)."""
+    from rewrite_rules.dsl import dot, transpose
+
+    a, b = c.tensor("a"), c.tensor("b")
+    return (transpose(dot(a, b, (1,), (0,)), (1, 0)),
+            dot(transpose(b, (1, 0)), transpose(a, (1, 0)), (1,), (0,)), [])
+
+
+def test_swapping_a_float_dots_operands_is_refuted_by_the_nan_sign() -> None:
+    """The SMT dot keeps each product's operand order and the provers compare NaN signs where the
+    reference's rule is modelled: the rule is refuted with NaN operands of both signs, and the
+    counterexample replays (the interpreter's NaN outputs differ in sign only)."""
+    for dt in ("bf16", "f32"):
+        res = prove(BAD["transpose(dot(a, b)) => dot(transpose(b), transpose(a)) on floats"], dt, 2,
+                    timeout_s=60.0)
+        assert res.status == "refuted", res.line()
+        from verif.replay import nan_signs_differ
+
+        cex = res.counterexample
+        assert cex is not None
+        assert nan_signs_differ(cex.lhs_out, cex.rhs_out)
+        assert not outputs_differ(cex.lhs_out, cex.rhs_out)   # the values agree: NaN sign only
+
+
+def test_library_claims_dot_operand_swaps_for_integers_only() -> None:
+    from rewrite_rules.dsl import INTS
+    from rewrite_rules.library import load
+
+    lib = load()
+    for name in ("transpose(dot(a, b)) => dot(transpose(b), transpose(a))",
+                 "dot(a, b, lc=1, rc=0) => transpose(dot(b, a, lc=0, rc=1))"):
+        assert tuple(lib[name].dtypes) == tuple(INTS), name
