@@ -1,0 +1,221 @@
+"""The outer schedule of a tiled GEMM and its composition from per-shape micro-kernels.
+
+What belongs here: :class:`TileTarget` (what a target package offers the middle end: block sizes,
+on-chip capacities, the store path's scales, and one micro-kernel builder per step kind),
+:class:`MicroKernels` (each distinct (step, tile shape) built once, then instantiated by
+addresses), :func:`plan` (the loop order, chunking and on-chip placement, decided once from the
+capacities) and :func:`tile_program` (the whole :class:`compilers.program.Program`). No target
+name appears here.
+
+The schedule (seed 003 §3.3's split / reorder / stage, seed 004 §3.1-3.2's tile-and-pad, and the
+loop orders Autocomp's Gemmini GEMMs use, seed 002 §4 and appendix D), weight-stationary:
+
+    load B's blocks once if they fit half the operand buffer (else per use, two slots)
+    for each chunk of Mc row blocks (Mc * 2 accumulator blocks fit: two column blocks in flight)
+        load the chunk's A blocks (every contraction block: the row panel, reused for all j)
+        for each column block j
+            bias rows into the chunk's accumulators (if any)
+            for each contraction block q
+                [load B(q, j)]; multiply B(q, j) into every row block of the chunk (B loaded into
+                the array once, then reused: the micro-kernel's first multiply preloads it)
+            store the chunk's accumulators through the tail (scale, round, clamp, ReLU)
+
+Accumulation: the first multiply of a tile overwrites its accumulator (or adds to the bias), the
+others add (identity 2 of :mod:`.tiled`). Placement: operand blocks and accumulators get fixed
+slots from arithmetic on the loop indices, so no allocation is solved per tile; the cost of
+building a program is one micro-kernel per distinct step and shape plus writing the instructions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from semantics.dtypes import DTYPES
+from semantics.types import TensorType
+
+from ..act.errors import Unsupported
+from ..program import Concrete, Placement, Program
+from .gemm import Gemm
+from .tiled import scale_bits, tiles
+
+__all__ = ["TileError", "TileTarget", "MicroKernels", "Plan", "plan", "tile_program", "ALIGN"]
+
+ALIGN = 64          # HBM placements start on 64-byte boundaries, the first at ALIGN (never address 0)
+
+
+class TileError(Unsupported):
+    """The target cannot run this layer tiled (the reason names what does not fit or is missing;
+    the CLI exits 3)."""
+
+
+Kernel = Callable[..., list[Concrete]]
+
+
+@dataclass(frozen=True)
+class TileTarget:
+    """What a target offers the middle end (``TargetPackage.tiles``).
+
+    ``block`` = (bm, bk, bn); ``operand_blocks`` / ``acc_blocks``: how many operand blocks (bm x bk
+    or bk x bn) and accumulator blocks (bm x bn) the on-chip buffers hold; ``scales``: the f32 bit
+    patterns the store path can scale by; ``operand_addr`` / ``acc_addr``: a block slot's address in
+the target's units. The kernels return concrete instructions; each takes
+    the tile's shape first and addresses after (the slots' addresses):
+
+    - ``load_a(r, kk, dram, stride, slot)``, ``load_b(kk, c, dram, stride, slot)``
+    - ``bias(r, c, dram, acc)``: the bias row broadcast into an accumulator block
+    - ``mul(r, kk, c, a, b, acc, accumulate, load_weights)``: acc (+)= A-block x B-block; B is
+      (re)loaded into the array when ``load_weights`` is true, else the previous B is reused
+    - ``store(r, c, dram, stride, acc, tail)``: the accumulator block through ``tail`` to HBM
+    """
+
+    block: tuple[int, int, int]
+    operand_blocks: int
+    acc_blocks: int
+    scales: frozenset[int]
+    operand_addr: Callable[[int], int]
+    acc_addr: Callable[[int], int]
+    load_a: Kernel
+    load_b: Kernel
+    bias: Kernel
+    mul: Kernel
+    store: Kernel
+
+
+@dataclass
+class MicroKernels:
+    """Each (kernel, shape, flags) built once: later uses only rebase its addresses."""
+
+    target: TileTarget
+    built: dict[tuple, list[Concrete]] = field(default_factory=dict)
+
+    def emit(self, out: list[Concrete], kind: str, shape: tuple, addrs: tuple, flags: tuple = ()) -> None:
+        key = (kind, shape, flags)
+        tpl = self.built.get(key)
+        if tpl is None:
+            tpl = getattr(self.target, kind)(*shape, *(_mark(i) for i in range(len(addrs))), *flags)
+            self.built[key] = tpl
+        out.extend(_instantiate(tpl, addrs))
+
+
+# Address placeholders: a micro-kernel is built once with address i given as (i + 1) * MARK,
+# which no real attribute value reaches; a kernel may add offsets below MARK to an address (row i
+# of a block) but not scale it. Instantiation maps (i + 1) * MARK + off to the i-th actual
+# address + off.
+_MARK = 1 << 40
+
+
+def _mark(i: int) -> int:
+    return (i + 1) * _MARK
+
+
+def _instantiate(tpl: list[Concrete], addrs: tuple) -> list[Concrete]:
+    out = []
+    for c in tpl:
+        attrs = []
+        for k, v in c.attrs:
+            if v >= _MARK:
+                i, off = divmod(v, _MARK)
+                v = addrs[i - 1] + off
+            attrs.append((k, v))
+        out.append(Concrete(c.name, tuple(attrs)))
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The schedule's decisions (module doc) and the HBM layout of the layer."""
+
+    gemm: Gemm
+    block: tuple[int, int, int]
+    chunk: int                 # Mc: row blocks per chunk
+    b_resident: bool           # all of B's blocks loaded once
+    a_at: int
+    b_at: int
+    bias_at: int | None
+    out_at: int
+    hbm_end: int
+
+
+def _align(x: int) -> int:
+    return -(-x // ALIGN) * ALIGN
+
+
+def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
+    """Chunking and placement for ``g`` on ``t`` (raises :class:`TileError` when it cannot fit)."""
+    bm, bk, bn = t.block
+    mt, kt, nt = -(-g.m // bm), -(-g.k // bk), -(-g.n // bn)
+    if not g.tail.raw:
+        s = scale_bits(g.tail.scale)  # type: ignore[arg-type]
+        if s not in t.scales:
+            raise TileError(f"the store path cannot scale by {g.tail.scale!r} (f32 bits {s:#010x}): "
+                            "not in the description's scale domain")
+    b_resident = kt * nt <= t.operand_blocks // 2
+    b_slots = kt * nt if b_resident else 2
+    room = t.operand_blocks - b_slots
+    chunk = min(mt, t.acc_blocks // 2, room // kt if kt else mt)
+    if chunk < 1:
+        raise TileError(f"a row panel of {kt} contraction blocks does not fit the {t.operand_blocks}-block "
+                        "operand buffer beside B's slots")
+    a_at = ALIGN
+    b_at = _align(a_at + g.m * g.k)
+    end = _align(b_at + g.k * g.n)
+    bias_at = None
+    if g.bias is not None:
+        bias_at, end = end, _align(end + 4 * g.n)
+    out_at = end
+    end = _align(out_at + g.m * g.n * (4 if g.tail.raw else 1))
+    if end > hbm_size:
+        raise TileError(f"the layer's operands and result need {end} bytes of HBM, the description has {hbm_size}")
+    return Plan(g, t.block, chunk, b_resident, a_at, b_at, bias_at, out_at, end)
+
+
+def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, MicroKernels]:
+    """The whole program of plan ``p``: the schedule of the module doc over ``t``'s micro-kernels."""
+    g = p.gemm
+    bm, bk, bn = p.block
+    mk = MicroKernels(t)
+    out: list[Concrete] = []
+    rows, ks, cols = tiles(g.m, bm), tiles(g.k, bk), tiles(g.n, bn)
+    kt = len(ks)
+    b_slots = kt * len(cols) if p.b_resident else 2
+    ob = 4 if g.tail.raw else 1
+    oa, aa = t.operand_addr, t.acc_addr
+
+    def b_slot(q: int, j: int, use: int) -> int:
+        return q * len(cols) + j if p.b_resident else use % 2
+
+    if p.b_resident:
+        for q, (q0, kk) in enumerate(ks):
+            for j, (j0, c) in enumerate(cols):
+                mk.emit(out, "load_b", (kk, c), (p.b_at + q0 * g.n + j0, g.n, oa(b_slot(q, j, 0))))
+    use = 0
+    for c0 in range(0, len(rows), p.chunk):
+        chunk = list(enumerate(rows))[c0:c0 + p.chunk]
+        for i, (i0, r) in chunk:
+            for q, (q0, kk) in enumerate(ks):
+                mk.emit(out, "load_a", (r, kk), (p.a_at + i0 * g.k + q0, g.k, oa(b_slots + (i - c0) * kt + q)))
+        for j, (j0, c) in enumerate(cols):
+            half = (j % 2) * p.chunk
+            if p.bias_at is not None:
+                for i, (i0, r) in chunk:
+                    mk.emit(out, "bias", (r, c), (p.bias_at + 4 * j0, aa(half + i - c0)))
+            for q, (q0, kk) in enumerate(ks):
+                bs = b_slot(q, j, use)
+                if not p.b_resident:
+                    mk.emit(out, "load_b", (kk, c), (p.b_at + q0 * g.n + j0, g.n, oa(bs)))
+                    use += 1
+                accumulate = int(q > 0 or p.bias_at is not None)
+                for n_i, (i, (i0, r)) in enumerate(chunk):
+                    mk.emit(out, "mul", (r, kk, c), (oa(b_slots + (i - c0) * kt + q), oa(bs), aa(half + i - c0)),
+                            (accumulate, int(n_i == 0)))
+            for i, (i0, r) in chunk:
+                mk.emit(out, "store", (r, c), (p.out_at + (i0 * g.n + j0) * ob, g.n * ob, aa(half + i - c0)),
+                        (g.tail,))
+    s8, s32 = DTYPES["s8"], DTYPES["s32"]
+    inputs = [Placement(g.a, p.a_at, TensorType(s8, (g.m, g.k))), Placement(g.b, p.b_at, TensorType(s8, (g.k, g.n)))]
+    if g.bias is not None and p.bias_at is not None:
+        inputs.append(Placement(g.bias, p.bias_at, TensorType(s32, (g.n,))))
+    inputs.sort(key=lambda x: x.index)
+    outputs = (Placement(0, p.out_at, TensorType(s32 if g.tail.raw else s8, (g.m, g.n))),)
+    return Program(target_name, tuple(out), tuple(inputs), outputs), mk

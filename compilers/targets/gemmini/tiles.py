@@ -1,0 +1,59 @@
+"""Gemmini's offer to the middle end (:class:`compilers.middle.schedule.TileTarget`): DIM-sized
+blocks, the scratchpad and accumulator capacities in blocks, and one micro-kernel per step.
+
+- ``load_a`` / ``load_b``: one ``mvin_spad`` (rows x cols int8 with the matrix's row pitch as
+  stride, scale 1.0); a block of fewer than DIM rows or columns is padded by the array itself
+  (``preload_ws`` and ``matmul_ws_*`` zero-pad their operands to DIM x DIM: identity 1 of
+  :mod:`compilers.middle.tiled`).
+- ``bias``: the bias row into each accumulator row (``mvin_acc``, one row each: the description's
+  moves need a stride of at least one row, so a broadcast is a row per instruction; it costs the
+  same DMA cycles as one ``rows``-row move).
+- ``mul``: ``preload_ws`` of the B block (only when the weights change) then ``matmul_ws_acc``
+  with the accumulate flag (bit 30): the contraction split of identity 2.
+- ``store``: ``mvout_acc`` with ``acc_scale`` and ReLU (the tail in the store path) or
+  ``mvout_acc_raw`` for an int32 result.
+
+Each WS block product is at most DIM * 2^14 in magnitude (2^18 at DIM 16), inside the array's
+20-bit range, so the array's wrap never changes a value; sums across blocks are the
+accumulator's wrapping int32 adds.
+"""
+
+from __future__ import annotations
+
+from ...middle.gemm import Tail
+from ...middle.schedule import TileTarget
+from ...middle.tiled import scale_bits
+from ...program import Concrete
+from .description import ACC_ROWS, DIM, ONE, SCALES, SPAD_ROWS
+
+__all__ = ["TILES"]
+
+
+def _c(name: str, **attrs: int) -> Concrete:
+    return Concrete(name, tuple(attrs.items()))
+
+
+def _load(r: int, c: int, dram: int, stride: int, sp: int) -> list[Concrete]:
+    return [_c("mvin_spad", rows=r, cols=c, stride=stride, scale=ONE, dram=dram, sp=sp)]
+
+
+def _bias(r: int, c: int, dram: int, ac: int) -> list[Concrete]:
+    return [_c("mvin_acc", rows=1, cols=c, stride=4 * c, accumulate=0, dram=dram, ac=ac + i) for i in range(r)]
+
+
+def _mul(r: int, kk: int, c: int, a: int, b: int, ac: int, accumulate: int, load_weights: int) -> list[Concrete]:
+    out = [_c("preload_ws", rows=kk, cols=c, b=b)] if load_weights else []
+    out.append(_c("matmul_ws_acc", a_rows=r, a_cols=kk, c_rows=r, c_cols=c, accumulate=accumulate, a=a, c=ac))
+    return out
+
+
+def _store(r: int, c: int, dram: int, stride: int, ac: int, tail: Tail) -> list[Concrete]:
+    if tail.raw:
+        return [_c("mvout_acc_raw", rows=r, cols=c, stride=stride, ac=ac, dram=dram)]
+    return [_c("mvout_acc", rows=r, cols=c, stride=stride, scale=scale_bits(tail.scale or 0.0), relu=int(tail.relu),
+               ac=ac, dram=dram)]
+
+
+TILES = TileTarget(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
+                   scales=frozenset(SCALES), operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM,
+                   load_a=_load, load_b=_load, bias=_bias, mul=_mul, store=_store)

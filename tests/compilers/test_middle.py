@@ -1,0 +1,107 @@
+"""The middle end (compilers/middle): recognition, the tiled form's identities against the
+reference interpreter, and tiled Gemmini programs checked bit for bit on the simulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compilers.act import Unsupported, compile_graph
+from compilers.middle import recognize, tiled_graph
+from compilers.middle.compile import compile_tiled
+from compilers.middle.gemm import layer_hlo
+from compilers.simulator import simulate
+from compilers.targets import load_target
+from semantics.hlo_parser import parse_file, parse_hlo
+from semantics.inputs import random_inputs
+from semantics.interp import evaluate
+
+PRIMES = (1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+sizes = st.one_of(st.sampled_from(PRIMES), st.integers(1, 40))
+tails = st.sampled_from([(None, False), (1.0, False), (1.0, True), (0.0625, False), (0.1, True), (3 / 16, True)])
+
+
+def _layer(m: int, k: int, n: int, bias: bool, tail: tuple[float | None, bool]):  # noqa: ANN202
+    return parse_hlo(layer_hlo(m, k, n, bias=bias, scale=tail[0], relu=tail[1]))
+
+
+def test_recognizes_the_layer_forms_and_nothing_else() -> None:
+    g = recognize(_layer(5, 7, 3, True, (0.0625, True)))
+    assert g is not None and (g.m, g.k, g.n, g.bias, g.tail.scale, g.tail.relu) == (5, 7, 3, 2, 0.0625, True)
+    assert recognize(parse_file("../shared/corpus/paper/gemmini_add.hlo")) is None
+    # a clamp to other bounds is not the s8 saturation
+    text = layer_hlo(4, 4, 4).replace("constant(-128)", "constant(-100)")
+    assert recognize(parse_hlo(text)) is None
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, k=sizes, n=sizes, bias=st.booleans(), tail=tails,
+       bm=st.integers(1, 16), bk=st.integers(1, 16), bn=st.integers(1, 16), seed=st.integers(0, 3))
+def test_the_tiled_form_means_what_the_layer_does(m: int, k: int, n: int, bias: bool, tail: tuple, bm: int, bk: int,
+                                                  bn: int, seed: int) -> None:
+    graph = _layer(m, k, n, bias, tail)
+    spec = recognize(graph)
+    assert spec is not None
+    tiled = tiled_graph(spec, bm, bk, bn)
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,), (got,) = evaluate(graph, xs), evaluate(tiled, xs)
+    assert want.dtype == got.dtype and np.array_equal(want, got)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, k=sizes, n=sizes, bias=st.booleans(), tail=tails, seed=st.integers(0, 3))
+def test_tiled_gemmini_programs_check_bit_for_bit(m: int, k: int, n: int, bias: bool, tail: tuple, seed: int) -> None:
+    acc = load_target("gemmini")
+    graph = _layer(m, k, n, bias, tail)
+    res = compile_graph(graph, acc)
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(acc, res.program, xs).outputs
+    assert np.array_equal(want, got)
+    assert res.stats.middle == (compile_tiled(graph, acc) is not None)
+
+
+def test_the_stream_backend_runs_the_same_tiled_program() -> None:
+    from accv.backends import get_backend
+
+    acc = load_target("gemmini")
+    graph = _layer(37, 19, 23, True, (0.0625, True))
+    prog = compile_graph(graph, acc).program
+    xs = random_inputs(graph, 1, edges=True)
+    (want,) = evaluate(graph, xs)
+    (got,) = get_backend(acc, "stream").run(prog, xs).outputs
+    assert np.array_equal(want, got)
+
+
+def test_micro_kernels_grow_with_tile_shapes_not_tiles() -> None:
+    acc = load_target("gemmini")
+    small = compile_tiled(_layer(64, 64, 64, True, (0.0625, True)), acc)
+    big = compile_tiled(_layer(256, 256, 256, True, (0.0625, True)), acc)
+    edge = compile_tiled(_layer(250, 250, 250, True, (0.0625, True)), acc)
+    edge_small = compile_tiled(_layer(106, 106, 106, True, (0.0625, True)), acc)
+    assert small is not None and big is not None and edge is not None and edge_small is not None
+    assert big.tiles == 16 * small.tiles and big.micro_kernels == small.micro_kernels
+    # 250 = 15 * 16 + 10 and 106 = 6 * 16 + 10: the same edge shapes, 4.8x the tiles
+    assert edge.tiles > 4 * edge_small.tiles and edge.micro_kernels == edge_small.micro_kernels > small.micro_kernels
+
+
+def test_the_store_path_takes_the_tail() -> None:
+    acc = load_target("gemmini")
+    prog = compile_graph(_layer(32, 64, 32, True, (0.0625, True)), acc).program
+    stores = [c for c in prog.instructions if c.name.startswith("mvout")]
+    assert stores and all(c.name == "mvout_acc" and c.env["relu"] == 1 for c in stores)
+    assert {c.name for c in prog.instructions} <= {"mvin_spad", "mvin_acc", "preload_ws", "matmul_ws_acc", "mvout_acc"}
+
+
+def test_a_scale_outside_the_store_paths_domain_exits_3() -> None:
+    acc = load_target("gemmini")
+    with pytest.raises(Unsupported, match="cannot scale by 0.3"):
+        compile_graph(_layer(32, 32, 32, False, (0.3, False)), acc)
+
+
+def test_the_papers_one_block_gemm_stays_acts() -> None:
+    acc = load_target("gemmini")
+    graph = parse_file("../shared/corpus/paper/gemmini_gemm.hlo")
+    assert compile_tiled(graph, acc) is None
