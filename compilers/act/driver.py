@@ -408,8 +408,12 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
     and the stop are those of scheduling it). A wrong bound changes the result: leave it out when
     unsure."""
     from ..middle.compile import compile_tiled
+    from ..middle.schedule import TileError
 
-    tiled = compile_tiled(graph, acc)
+    try:
+        tiled = compile_tiled(graph, acc)
+    except TileError as e:
+        raise Unsupported(e.reason) from None
     if tiled is not None:
         stats = Stats(middle=True, micro_kernels=tiled.micro_kernels, total=tiled.seconds, best_at=tiled.seconds,
                       candidates=1)

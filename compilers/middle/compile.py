@@ -56,8 +56,7 @@ def compile_tiled(graph: Graph, acc: Accelerator) -> Tiled | None:
     g = recognize(graph)
     if g is None:
         return None
-    t = make()
-    assert isinstance(t, TileTarget)
+    t: TileTarget = make()  # type: ignore[assignment]
     if not takes(g, t):
         return None
     t0 = time.perf_counter()

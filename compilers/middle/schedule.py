@@ -30,11 +30,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from semantics.dtypes import DTYPES
+from semantics.errors import AccvError
 from semantics.types import TensorType
 
-from ..act.errors import Unsupported
 from ..program import Concrete, Placement, Program
 from .gemm import Gemm
 from .tiled import scale_bits, tiles
@@ -44,17 +45,19 @@ __all__ = ["TileError", "TileTarget", "MicroKernels", "Plan", "plan", "tile_prog
 ALIGN = 64          # HBM placements start on 64-byte boundaries, the first at ALIGN (never address 0)
 
 
-class TileError(Unsupported):
-    """The target cannot run this layer tiled (the reason names what does not fit or is missing;
-    the CLI exits 3)."""
+class TileError(AccvError):
+    """The target cannot run this layer tiled (the reason names what does not fit or is missing);
+    the driver raises it as :class:`compilers.act.Unsupported` (exit 3)."""
+
+    exit_code = 3
 
 
 Kernel = Callable[..., list[Concrete]]
 
 
-@dataclass(frozen=True)
-class TileTarget:
-    """What a target offers the middle end (``TargetPackage.tiles``).
+class TileTarget(Protocol):
+    """What a target offers the middle end (``TargetPackage.tiles()``; a target package defines
+    its own record with these attributes, so it does not import the middle end).
 
     ``block`` = (bm, bk, bn); ``operand_blocks`` / ``acc_blocks``: how many operand blocks (bm x bk
     or bk x bn) and accumulator blocks (bm x bn) the on-chip buffers hold; ``scales``: the f32 bit

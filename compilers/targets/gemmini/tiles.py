@@ -1,4 +1,5 @@
-"""Gemmini's offer to the middle end (:class:`compilers.middle.schedule.TileTarget`): DIM-sized
+"""Gemmini's offer to the middle end (a record with the attributes of the protocol
+:class:`compilers.middle.schedule.TileTarget`): DIM-sized
 blocks, the scratchpad and accumulator capacities in blocks, and one micro-kernel per step.
 
 - ``load_a`` / ``load_b``: one ``mvin_spad`` (rows x cols int8 with the matrix's row pitch as
@@ -20,13 +21,33 @@ accumulator's wrapping int32 adds.
 
 from __future__ import annotations
 
-from ...middle.gemm import Tail
-from ...middle.schedule import TileTarget
-from ...middle.tiled import scale_bits
-from ...program import Concrete
-from .description import ACC_ROWS, DIM, ONE, SCALES, SPAD_ROWS
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["TILES"]
+from ...program import Concrete
+from .description import ACC_ROWS, DIM, ONE, SCALES, SPAD_ROWS, f32_bits
+
+__all__ = ["GemminiTiles", "TILES"]
+
+Kernel = Callable[..., list[Concrete]]
+
+
+@dataclass(frozen=True)
+class GemminiTiles:
+    """The middle end's ``TileTarget`` attributes (their meaning: its docstring)."""
+
+    block: tuple[int, int, int]
+    operand_blocks: int
+    acc_blocks: int
+    scales: frozenset[int]
+    operand_addr: Callable[[int], int]
+    acc_addr: Callable[[int], int]
+    load_a: Kernel
+    load_b: Kernel
+    bias: Kernel
+    mul: Kernel
+    store: Kernel
 
 
 def _c(name: str, **attrs: int) -> Concrete:
@@ -47,13 +68,14 @@ def _mul(r: int, kk: int, c: int, a: int, b: int, ac: int, accumulate: int, load
     return out
 
 
-def _store(r: int, c: int, dram: int, stride: int, ac: int, tail: Tail) -> list[Concrete]:
+def _store(r: int, c: int, dram: int, stride: int, ac: int, tail: Any) -> list[Concrete]:
+    """``tail``: the layer's ``compilers.middle.gemm.Tail`` (``raw``, ``scale``, ``relu``)."""
     if tail.raw:
         return [_c("mvout_acc_raw", rows=r, cols=c, stride=stride, ac=ac, dram=dram)]
-    return [_c("mvout_acc", rows=r, cols=c, stride=stride, scale=scale_bits(tail.scale or 0.0), relu=int(tail.relu),
+    return [_c("mvout_acc", rows=r, cols=c, stride=stride, scale=f32_bits(tail.scale), relu=int(tail.relu),
                ac=ac, dram=dram)]
 
 
-TILES = TileTarget(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
+TILES = GemminiTiles(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
                    scales=frozenset(SCALES), operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM,
                    load_a=_load, load_b=_load, bias=_bias, mul=_mul, store=_store)
