@@ -91,6 +91,7 @@ class MicroKernels:
 
     target: TileTarget
     built: dict[tuple, list[Concrete]] = field(default_factory=dict)
+    _specs: dict[tuple, list[tuple[str, tuple[tuple[str, int, int], ...]]]] = field(default_factory=dict)
 
     def emit(self, out: list[Concrete], kind: str, shape: tuple, addrs: tuple, flags: tuple = ()) -> None:
         key = (kind, shape, flags)
@@ -98,7 +99,9 @@ class MicroKernels:
         if tpl is None:
             tpl = getattr(self.target, kind)(*shape, *(_mark(i) for i in range(len(addrs))), *flags)
             self.built[key] = tpl
-        out.extend(_instantiate(tpl, addrs))
+            self._specs[key] = _specs(tpl)
+        for name, spec in self._specs[key]:
+            out.append(Concrete(name, tuple((k, v if i < 0 else addrs[i] + v) for k, i, v in spec)))
 
 
 # Address placeholders: a micro-kernel is built once with address i given as (i + 1) * MARK,
@@ -112,16 +115,15 @@ def _mark(i: int) -> int:
     return (i + 1) * _MARK
 
 
-def _instantiate(tpl: list[Concrete], addrs: tuple) -> list[Concrete]:
+def _specs(tpl: list[Concrete]) -> list[tuple[str, tuple[tuple[str, int, int], ...]]]:
+    """Per instruction of a template: (attribute, address index or -1, offset or value)."""
     out = []
     for c in tpl:
-        attrs = []
+        spec = []
         for k, v in c.attrs:
-            if v >= _MARK:
-                i, off = divmod(v, _MARK)
-                v = addrs[i - 1] + off
-            attrs.append((k, v))
-        out.append(Concrete(c.name, tuple(attrs)))
+            i, off = divmod(v, _MARK) if v >= _MARK else (0, v)
+            spec.append((k, i - 1, off))
+        out.append((c.name, tuple(spec)))
     return out
 
 
