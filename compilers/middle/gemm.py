@@ -57,6 +57,7 @@ class Gemm:
     bias: int | None
     tail: Tail
     nparams: int
+    param_types: tuple[TensorType, ...] = ()
 
     @property
     def macs(self) -> int:
@@ -185,7 +186,8 @@ def recognize(graph: Graph) -> Gemm | None:
         return None
     if len(comp.params) != 2 + (bias is not None):
         return None
-    return Gemm(m, k, n, a, b, bias, Tail(scale, relu), len(comp.params))
+    types = tuple(comp[p].tensor_type for p in comp.params)
+    return Gemm(m, k, n, a, b, bias, Tail(scale, relu), len(comp.params), types)
 
 
 def layer_hlo(m: int, k: int, n: int, bias: bool = False, scale: float | None = 1.0, relu: bool = False,

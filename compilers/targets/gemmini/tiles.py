@@ -41,11 +41,17 @@ class GemminiTiles:
     operand_blocks: int
     acc_blocks: int
     scales: frozenset[int]
+    layouts: tuple[str, str]
+    b_group: int
+    scratch_bytes: int
     operand_addr: Callable[[int], int]
     acc_addr: Callable[[int], int]
+    constants: Callable[[Any], bytes]
+    prologue: Callable[[int, Any], list[Concrete]]
+    pack: Kernel | None
     load_a: Kernel
     load_b: Kernel
-    bias: Kernel
+    bias: Kernel | None
     mul: Kernel
     store: Kernel
 
@@ -54,7 +60,7 @@ def _c(name: str, **attrs: int) -> Concrete:
     return Concrete(name, tuple(attrs.items()))
 
 
-def _load(r: int, c: int, dram: int, stride: int, sp: int) -> list[Concrete]:
+def _load(r: int, c: int, dram: int, sp: int, stride: int) -> list[Concrete]:
     return [_c("mvin_spad", rows=r, cols=c, stride=stride, scale=ONE, dram=dram, sp=sp)]
 
 
@@ -68,7 +74,8 @@ def _mul(r: int, kk: int, c: int, a: int, b: int, ac: int, accumulate: int, load
     return out
 
 
-def _store(r: int, c: int, dram: int, stride: int, ac: int, tail: Any) -> list[Concrete]:
+def _store(r: int, c: int, dram: int, ac: int, bias_dram: int, scratch: int, stride: int, tail: Any,
+           has_bias: bool) -> list[Concrete]:
     """``tail``: the layer's ``compilers.middle.gemm.Tail`` (``raw``, ``scale``, ``relu``)."""
     if tail.raw:
         return [_c("mvout_acc_raw", rows=r, cols=c, stride=stride, ac=ac, dram=dram)]
@@ -77,5 +84,6 @@ def _store(r: int, c: int, dram: int, stride: int, ac: int, tail: Any) -> list[C
 
 
 TILES = GemminiTiles(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
-                   scales=frozenset(SCALES), operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM,
-                   load_a=_load, load_b=_load, bias=_bias, mul=_mul, store=_store)
+                   scales=frozenset(SCALES), layouts=("", ""), b_group=1, scratch_bytes=0,
+                   operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
+                   prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul, store=_store)
