@@ -83,7 +83,7 @@ class TileTarget(Protocol):
     block: tuple[int, int, int]
     operand_blocks: int
     acc_blocks: int
-    scales: frozenset[int]
+    scale_ok: Callable[[float], str | None]
     layouts: tuple[str, str]
     b_group: int
     scratch_bytes: int
@@ -183,10 +183,10 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
                 raise TileError(f"{role} (parameter {idx}) must have layout '{want or '{1,0}'}' for this target's "
                                 f"tiles (declare it so; the weights pre-packed)")
     if not g.tail.raw:
-        s = scale_bits(g.tail.scale)  # type: ignore[arg-type]
-        if s not in t.scales:
-            raise TileError(f"the store path cannot scale by {g.tail.scale!r} (f32 bits {s:#010x}): "
-                            "not in the description's scale domain")
+        why = t.scale_ok(g.tail.scale)  # type: ignore[arg-type]
+        if why is not None:
+            raise TileError(f"the store path cannot scale by {g.tail.scale!r} "
+                            f"(f32 bits {scale_bits(g.tail.scale):#010x}): {why}")  # type: ignore[arg-type]
     b_resident = kt * nt <= t.operand_blocks // 2
     b_slots = kt * nt if b_resident else 2
     room = t.operand_blocks - b_slots

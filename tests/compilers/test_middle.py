@@ -105,3 +105,42 @@ def test_the_papers_one_block_gemm_stays_acts() -> None:
     acc = load_target("gemmini")
     graph = parse_file("../shared/corpus/paper/gemmini_gemm.hlo")
     assert compile_tiled(graph, acc) is None
+
+
+def _vnni(text: str, k: int, n: int) -> str:
+    """B declared in VNNI layout (AMX's TDPBSSD operand: the weights pre-packed)."""
+    return text.replace(f"b = s8[{k},{n}] parameter(1)", f"b = s8[{k},{n}]{{1,0:T(4,1)}} parameter(1)")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, k=sizes, n=sizes, bias=st.booleans(), tail=tails, seed=st.integers(0, 3))
+def test_tiled_amx_programs_check_bit_for_bit(m: int, k: int, n: int, bias: bool, tail: tuple, seed: int) -> None:
+    acc = load_target("amx")
+    graph = parse_hlo(_vnni(layer_hlo(m, k, n, bias=bias, scale=tail[0], relu=tail[1]), k, n))
+    res = compile_graph(graph, acc)
+    assert res.stats.middle
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(acc, res.program, xs).outputs
+    assert np.array_equal(want, got)
+
+
+def test_amx_tiles_use_one_tile_shape_and_the_emulated_backend_agrees() -> None:
+    from accv.backends import get_backend, unavailable
+
+    acc = load_target("amx")
+    graph = parse_hlo(_vnni(layer_hlo(37, 19, 23, bias=True, scale=0.0625, relu=True), 19, 23))
+    prog = compile_graph(graph, acc).program
+    shapes = {(c.env["rows"], c.env["colsb"]) for c in prog.instructions if c.name in ("tileloadd", "tilestored")}
+    assert shapes == {(16, 64)}
+    if unavailable("amx", "emulated") is not None:
+        pytest.skip(unavailable("amx", "emulated"))
+    xs = random_inputs(graph, 1, edges=True)
+    (want,) = evaluate(graph, xs)
+    (got,) = get_backend(acc, "emulated").run(prog, xs).outputs
+    assert np.array_equal(want, got)
+
+
+def test_amx_needs_b_in_vnni_layout() -> None:
+    with pytest.raises(Unsupported, match=r"B \(parameter 1\) must have layout '\{1,0:T\(4,1\)\}'"):
+        compile_graph(_layer(32, 32, 32, False, (1.0, False)), load_target("amx"))

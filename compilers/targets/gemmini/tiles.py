@@ -40,7 +40,7 @@ class GemminiTiles:
     block: tuple[int, int, int]
     operand_blocks: int
     acc_blocks: int
-    scales: frozenset[int]
+    scale_ok: Callable[[float], str | None]
     layouts: tuple[str, str]
     b_group: int
     scratch_bytes: int
@@ -58,6 +58,16 @@ class GemminiTiles:
 
 def _c(name: str, **attrs: int) -> Concrete:
     return Concrete(name, tuple(attrs.items()))
+
+
+def _scale_ok(scale: float) -> str | None:
+    """The store path's acc_scale takes the description's SCALES (its α domain)."""
+    if f32_bits(scale) not in _SCALES:
+        return "not in the description's scale domain (SCALES)"
+    return None
+
+
+_SCALES = frozenset(SCALES)
 
 
 def _load(r: int, c: int, dram: int, sp: int, stride: int) -> list[Concrete]:
@@ -84,6 +94,6 @@ def _store(r: int, c: int, dram: int, ac: int, bias_dram: int, scratch: int, str
 
 
 TILES = GemminiTiles(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
-                   scales=frozenset(SCALES), layouts=("", ""), b_group=1, scratch_bytes=0,
+                   scale_ok=_scale_ok, layouts=("", ""), b_group=1, scratch_bytes=0,
                    operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
                    prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul, store=_store)
