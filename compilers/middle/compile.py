@@ -7,9 +7,10 @@ with its figures, or None where the middle end does not take the kernel (Act com
 
 For a target that offers row blocks (``row_block``), it splits a kernel whose result is row-wise
 in one input into blocks of rows (:mod:`.rows`), each distinct block height compiled once by
-Act. Otherwise it takes a recognized layer unless the layer fits one block with no bias and the int32-clamp
-tail, which Act's instruction selection compiles by itself (the paper's ``gemmini_gemm``, whose
-program stays Act's). A layer it takes but the target cannot run raises
+Act. Otherwise it takes a recognized layer unless the target leaves one block to Act
+(``one_block_to_act``) and the layer is a dot of exactly one block with no bias and the
+int32-clamp tail, which Act's instruction selection compiles by itself (the paper's
+``gemmini_gemm``, whose program stays Act's). A layer it takes but the target cannot run raises
 :class:`~.schedule.TileError` (exit 3) naming why.
 """
 
@@ -42,9 +43,9 @@ class Tiled:
 
 def takes(g: Gemm, t: TileTarget) -> bool:
     """Whether the middle end compiles ``g`` (module doc)."""
-    bm, bk, bn = t.block
-    one_block = g.m <= bm and g.k <= bk and g.n <= bn
-    return not (one_block and g.bias is None and g.tail.scale == 1.0 and not g.tail.relu)
+    exact_block = (g.m, g.k, g.n) == tuple(t.block)
+    return not (t.one_block_to_act and exact_block and g.bias is None and g.tail.scale == 1.0 and not g.tail.relu
+                and len(g.out_shape) <= 2)
 
 
 def compile_tiled(graph: Graph, acc: Accelerator,

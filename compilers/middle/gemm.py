@@ -14,7 +14,12 @@ The forms recognized (M, K, N >= 1; the dot contracts A's dimension 1 with B's d
          | convert_s8(clamp(-128., round_ne(convert_f32(acc')), 127.))
     out' = out | maximum(out, broadcast(0 s8))                         ReLU (either operand order)
 
-A root ``copy`` is looked through; a scale is a constant or the bitcast of a u32 constant.
+A root ``copy`` is looked through; a scale is a constant or the bitcast of a u32 constant. The
+product may also be a 1x1 convolution ``s32[N,H,W,K] convolution(x s8[N,H,W,C], w s8[1,1,C,K]),
+window={size=1x1}, dim_labels=b01f_01io->b01f`` (bias broadcast along the last dimension): in
+row-major bytes it is the GEMM of x as [N*H*W, C] and w as [C, K], with the result [N*H*W, K]
+(each output pixel's K channels are the dot of its C input channels with the weights), so the
+layer is that GEMM on the same bytes.
 
 Each of A, B and bias is an entry parameter read only there; the tail is described by
 :class:`Tail`, which the tiled form (:mod:`.tiled`) and the target lowering both read.
@@ -58,6 +63,7 @@ class Gemm:
     tail: Tail
     nparams: int
     param_types: tuple[TensorType, ...] = ()
+    out_shape: tuple[int, ...] = ()      # the result's shape ([M, N], or NHWK of a 1x1 convolution)
 
     @property
     def macs(self) -> int:
@@ -155,9 +161,11 @@ def recognize(graph: Graph) -> Gemm | None:
     acc = comp[acc_name]
     bias: int | None = None
     if acc.opcode == "add":
+        last = (len(acc.tensor_type.shape) - 1,)
         for d, o in (acc.operands, acc.operands[::-1]):
             bi = comp[o]
-            if comp[d].opcode == "dot" and bi.opcode == "broadcast" and bi.attrs.get("dimensions") == (1,):
+            if comp[d].opcode in ("dot", "convolution") and bi.opcode == "broadcast" \
+                    and bi.attrs.get("dimensions") == last:
                 bias = _param(comp, bi.operands[0], "s32")
                 if bias is not None:
                     acc = comp[d]
@@ -166,9 +174,17 @@ def recognize(graph: Graph) -> Gemm | None:
             return None
         if bias is None:
             return None
-    if acc.opcode != "dot" or _dtype(acc) != "s32" or len(acc.tensor_type.shape) != 2:
+    if _dtype(acc) != "s32":
         return None
-    if (acc.attrs.get("lhs_contracting_dims") != (1,) or acc.attrs.get("rhs_contracting_dims") != (0,)
+    conv = acc.opcode == "convolution"
+    if conv:
+        # a 1x1 convolution, NHWC x HWIO, unit window: the GEMM of the [N*H*W, C] and [C, K]
+        # views of the same bytes (module doc)
+        if (acc.attrs.get("window") != "{size=1x1}" or acc.attrs.get("dim_labels") != "b01f_01io->b01f"
+                or len(acc.attrs.items) != 2):
+            return None
+    elif (acc.opcode != "dot" or len(acc.tensor_type.shape) != 2
+            or acc.attrs.get("lhs_contracting_dims") != (1,) or acc.attrs.get("rhs_contracting_dims") != (0,)
             or acc.attrs.get("lhs_batch_dims", ()) or acc.attrs.get("rhs_batch_dims", ())):
         return None
     a, b = _param(comp, acc.operands[0], "s8"), _param(comp, acc.operands[1], "s8")
@@ -176,6 +192,10 @@ def recognize(graph: Graph) -> Gemm | None:
         return None
     pa = comp[comp.params[a]].tensor_type.shape
     pb = comp[comp.params[b]].tensor_type.shape
+    if conv:
+        if len(pa) != 4 or len(pb) != 4 or pb[:2] != (1, 1):
+            return None
+        pa, pb = (pa[0] * pa[1] * pa[2], pa[3]), pb[2:]
     if len(pa) != 2 or len(pb) != 2:
         return None
     m, k = pa
@@ -187,7 +207,8 @@ def recognize(graph: Graph) -> Gemm | None:
     if len(comp.params) != 2 + (bias is not None):
         return None
     types = tuple(comp[p].tensor_type for p in comp.params)
-    return Gemm(m, k, n, a, b, bias, Tail(scale, relu), len(comp.params), types)
+    return Gemm(m, k, n, a, b, bias, Tail(scale, relu), len(comp.params), types,
+                tuple(graph.result_types[0].shape))
 
 
 def layer_hlo(m: int, k: int, n: int, bias: bool = False, scale: float | None = 1.0, relu: bool = False,

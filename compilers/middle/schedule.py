@@ -62,6 +62,7 @@ class TileTarget(Protocol):
     ``block`` = (bm, bk, bn); ``operand_blocks`` / ``acc_blocks``: how many operand blocks (bm x bk
     or bk x bn) and accumulator blocks (bm x bn) the on-chip buffers hold; ``scales``: the f32 bit
     patterns the store path can scale by; ``layouts``: the layouts A and B must have ("" row-major);
+    ``one_block_to_act``: a dot of exactly one block with the clamp tail is left to Act's selection;
     ``b_group``: K values per B image row group (1 row-major; 4 for a VNNI layout, whose image has
     ceil(K / 4) rows of 4N bytes); ``scratch_bytes``: HBM the store path stages through;
     ``operand_addr`` / ``acc_addr``: a block slot's address in the target's units; ``constants(tail)``:
@@ -85,6 +86,7 @@ class TileTarget(Protocol):
     acc_blocks: int
     scale_ok: Callable[[float], str | None]
     layouts: tuple[str, str]
+    one_block_to_act: bool
     b_group: int
     scratch_bytes: int
     operand_addr: Callable[[int], int]
@@ -293,7 +295,7 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
     if g.bias is not None and p.bias_at is not None:
         inputs.append(Placement(g.bias, p.bias_at, TensorType(s32, (g.n,))))
     inputs.sort(key=lambda x: x.index)
-    outputs = (Placement(0, p.out_at, TensorType(s32 if g.tail.raw else s8, (g.m, g.n))),)
+    outputs = (Placement(0, p.out_at, TensorType(s32 if g.tail.raw else s8, g.out_shape or (g.m, g.n))),)
     consts = t.constants(g.tail)
     return Program(target_name, tuple(out), tuple(inputs), outputs,
                    ((p.consts_at, consts),) if consts else ()), mk

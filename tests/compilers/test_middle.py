@@ -192,3 +192,34 @@ def test_a_kernel_mixing_rows_is_not_split() -> None:
                       "  t = bf16[64,128] transpose(q), dimensions={1,0}\n"
                       "  ROOT d = bf16[128,128] dot(q, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n")
     assert row_split(mixed) is None
+
+
+def _conv1x1(n: int, h: int, w: int, c: int, k: int, bias: bool, tail: tuple[float | None, bool]) -> str:
+    """A 1x1 NHWC convolution layer: the GEMM layer's text with the product a convolution."""
+    text = layer_hlo(n * h * w, c, k, bias=bias, scale=tail[0], relu=tail[1])
+    m = n * h * w
+    text = text.replace(f"a = s8[{m},{c}] parameter(0)", f"a = s8[{n},{h},{w},{c}] parameter(0)")
+    text = text.replace(f"b = s8[{c},{k}] parameter(1)", f"b = s8[1,1,{c},{k}] parameter(1)")
+    text = text.replace(f"d = s32[{m},{k}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}",
+                        f"d = s32[{n},{h},{w},{k}] convolution(a, b), window={{size=1x1}}, "
+                        "dim_labels=b01f_01io->b01f")
+    text = text.replace("dimensions={1}", "dimensions={3}")
+    return text.replace(f"[{m},{k}]", f"[{n},{h},{w},{k}]")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 2), h=st.integers(1, 7), w=st.integers(1, 7), c=sizes, k=sizes, bias=st.booleans(),
+       tail=tails, seed=st.integers(0, 3))
+def test_a_1x1_convolution_is_the_gemm_of_its_views_and_compiles(n: int, h: int, w: int, c: int, k: int, bias: bool,
+                                                                 tail: tuple, seed: int) -> None:
+    conv = parse_hlo(_conv1x1(n, h, w, c, k, bias, tail))
+    spec = recognize(conv)
+    assert spec is not None and (spec.m, spec.k, spec.n) == (n * h * w, c, k)
+    xs = random_inputs(conv, seed, edges=bool(seed % 2))
+    (want,) = evaluate(conv, xs)
+    gemm = _layer(n * h * w, c, k, bias, tail)
+    (as_gemm,) = evaluate(gemm, [xs[0].reshape(n * h * w, c), xs[1].reshape(c, k), *xs[2:]])
+    assert np.array_equal(want.reshape(n * h * w, k), as_gemm)
+    acc = load_target("gemmini")
+    (got,) = simulate(acc, compile_graph(conv, acc).program, xs).outputs
+    assert np.array_equal(want, got)

@@ -52,6 +52,7 @@ class AmxTiles:
     acc_blocks: int
     scale_ok: Callable[[float], str | None]
     layouts: tuple[str, str]
+    one_block_to_act: bool
     b_group: int
     scratch_bytes: int
     operand_addr: Callable[[int], int]
@@ -133,6 +134,7 @@ def _store(r: int, c: int, dram: int, acc: int, bias_dram: int, scratch: int, st
 
 
 GEMM_TILES = AmxTiles(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_blocks=6, acc_blocks=2,
-                 scale_ok=_scale_ok, layouts=("", "{1,0:T(4,1)}"), b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
+                 scale_ok=_scale_ok, layouts=("", "{1,0:T(4,1)}"), one_block_to_act=False,
+                 b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,
                  pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store)

@@ -42,6 +42,7 @@ class GemminiTiles:
     acc_blocks: int
     scale_ok: Callable[[float], str | None]
     layouts: tuple[str, str]
+    one_block_to_act: bool
     b_group: int
     scratch_bytes: int
     operand_addr: Callable[[int], int]
@@ -94,6 +95,6 @@ def _store(r: int, c: int, dram: int, ac: int, bias_dram: int, scratch: int, str
 
 
 TILES = GemminiTiles(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
-                   scale_ok=_scale_ok, layouts=("", ""), b_group=1, scratch_bytes=0,
+                   scale_ok=_scale_ok, layouts=("", ""), one_block_to_act=True, b_group=1, scratch_bytes=0,
                    operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
                    prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul, store=_store)
