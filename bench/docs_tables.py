@@ -281,10 +281,65 @@ def xla_simplifier() -> str:
     return table(_load("xla_simplifier.json"))
 
 
+def tiling_random() -> str:
+    """Random GEMM layer shapes through the middle end, checked on the Gemmini and AMX simulators."""
+    d = _load("tiling_gemm.json")
+    rows = d["random"]
+    out = ["| M x K x N | bias | tail | Gemmini instructions | micro-kernels | compile ms | checked "
+           "| AMX instructions | micro-kernels | compile ms | checked |",
+           "|---|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
+    for r in rows:
+        cells = []
+        for t in ("gemmini", "amx"):
+            x = r[t]
+            cells.append(f"{x['instructions']} | {x['micro_kernels']} | {_ms(x['compile_ms'])} "
+                         f"| {'yes' if x['checked'] else '**no**'}")
+        out.append(f"| {r['m']}x{r['k']}x{r['n']} | {'yes' if r['bias'] else 'no'} | {r['tail']} | "
+                   + " | ".join(cells) + " |")
+    summary = []
+    for t, title in (("gemmini", "Gemmini"), ("amx", "AMX")):
+        ok = sum(r[t]["checked"] for r in rows)
+        ms = [r[t]["compile_ms"] for r in rows]
+        summary.append(f"{title}: {ok} of {len(rows)} check bit for bit on the simulator, compile median "
+                       f"{_ms(statistics.median(ms))} ms, max {_ms(max(ms))} ms")
+    out += ["", "; ".join(summary) + " (one input set each, edge values on every other).", "", _provenance(d)]
+    return "\n".join(out)
+
+
+def tiling_layers() -> str:
+    """The quantized linear layer through the middle end: the store path and the check."""
+    d = _load("tiling_gemm.json")
+    out = ["| M x K x N | instructions | micro-kernels | compile ms | store path | estimated cycles | checked |",
+           "|---|---:|---:|---:|---|---:|---|"]
+    for r in d["layers"]:
+        out.append(f"| {r['m']}x{r['k']}x{r['n']} | {r['instructions']} | {r['micro_kernels']} | {_ms(r['compile_ms'])} "
+                   f"| {', '.join('`' + x + '`' for x in r['store_path'])} | {r['estimate']} "
+                   f"| {'yes' if r['checked'] else '**no**'} |")
+    out += ["", _provenance(d)]
+    return "\n".join(out)
+
+
+def tiling_rtl() -> str:
+    """Tiled GEMMs on the Gemmini RTL: measured cycles and the array's utilization."""
+    d = _load("tiling_gemm.json")
+    dim = d["dim"]
+    out = ["| M x K x N | instructions | RoCC commands | compile ms | RTL cycles | utilization | Autocomp "
+           "| estimated cycles | estimated utilization | checked |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in d["rtl"]:
+        macs = r["m"] * r["k"] * r["n"]
+        out.append(f"| {r['m']}x{r['k']}x{r['n']} | {r['instructions']} | {r['commands']} | {_ms(r['compile_ms'])} "
+                   f"| {r['rtl_cycles']} | {r['utilization']:.1%} | {d['autocomp']:.0%} | {r['estimate']:.0f} "
+                   f"| {macs / (r['estimate'] * dim * dim):.1%} | {'yes' if r['checked'] else '**no**'} |")
+    out += ["", f"Utilization = MACs / (cycles x {dim}^2); estimated: the description's cost model.", "",
+            _provenance(d)]
+    return "\n".join(out)
+
+
 #: table name -> renderer (the name is what a ``<!-- table:NAME -->`` marker holds)
 TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
     compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
-    composite_movement, amx_emulated, fuzz_throughput, prove_library, xla_simplifier, report_scale)}
+    composite_movement, amx_emulated, fuzz_throughput, prove_library, xla_simplifier, report_scale, tiling_random,
+    tiling_layers, tiling_rtl)}
 
 
 def render(name: str) -> str:

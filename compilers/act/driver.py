@@ -13,6 +13,9 @@ e-graph saturates without any complete pii graph goes to tiling with the identit
 slice^H / concat^H (:mod:`.tiling`, §5.2.3); if that finds none either, :class:`Unsupported` is
 raised with the reason (the topmost value no instruction can produce).
 
+Before all of that, the middle end (:mod:`compilers.middle`) takes a layer larger than one of the
+target's blocks and returns its tiled program (``Stats.middle``); Act's phases never see it.
+
 The cost model is pluggable: a function Program -> float; the default sums the description's
 per-instruction cycle estimates.
 """
@@ -122,6 +125,8 @@ class Stats:
     best_at: float = 0.0
     bounded: bool = False
     tiled: bool = False          # the pii graph came from the slice^H / concat^H fallback
+    middle: bool = False         # the middle end tiled the kernel (compilers.middle); Act's phases did not run
+    micro_kernels: int = 0       # the middle end's distinct micro-kernels (step x tile shape)
     last_failure: str = ""
 
     def add(self, key: str, dt: float) -> None:
@@ -402,6 +407,21 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
     is then not scheduled while it could not stop the enumeration either (the program selected
     and the stop are those of scheduling it). A wrong bound changes the result: leave it out when
     unsure."""
+    from ..middle.compile import compile_tiled
+    from ..middle.schedule import TileError
+
+    def block(g: Graph) -> Program:
+        with _fewer_collections():
+            return _compile_graph(g, acc, cost, n, max_iters, rules, time_budget).program
+
+    try:
+        tiled = compile_tiled(graph, acc, block)
+    except TileError as e:
+        raise Unsupported(e.reason) from None
+    if tiled is not None:
+        stats = Stats(middle=True, micro_kernels=tiled.micro_kernels, total=tiled.seconds, best_at=tiled.seconds,
+                      candidates=1)
+        return Compiled(tiled.program, (cost or default_cost(acc))(tiled.program), stats, 0)
     with _fewer_collections():
         return _compile_graph(graph, acc, cost, n, max_iters, rules, time_budget)
 

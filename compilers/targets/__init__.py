@@ -39,12 +39,15 @@ class TargetPackage:
       listed to a user (``sim`` first).
     - ``artifacts(program, acc, stem)``: the files ``accv compile`` writes beside the assembly, as
       ``{suffix: text}`` in the order they are written (Gemmini: ``.stream`` command words; AMX: ``.c``).
+    - ``tiles``: a function giving what the middle end may tile for it (a :class:`compilers.middle.schedule.TileTarget`:
+      blocks, capacities, micro-kernels), or None where it offers no tiling.
     """
 
     name: str
     build: Callable[[], Accelerator]
     backends: tuple[str, ...]
     artifacts: Callable[[Program, Accelerator, str], dict[str, str]] = field(default=_no_artifacts)
+    tiles: Callable[[], object] | None = None
 
 
 @cache

@@ -337,8 +337,8 @@ def test_bad_programs(gem: Accelerator) -> None:
     assert "instruction 0" in msg and "rows=17" in msg
     msg = _run_bad(gem, "mvin_spad(rows=1, cols=1, stride=16, scale=0x7fc00000, dram=64, sp=0)\n")
     assert "scale" in msg
-    msg = _run_bad(gem, "mvout_spad(rows=16, cols=16, stride=16, sp=0, dram=1048570)\n")
-    assert "instruction 0" in msg and "1048576" in msg
+    msg = _run_bad(gem, f"mvout_spad(rows=16, cols=16, stride=16, sp=0, dram={gem.hbm_size - 6})\n")
+    assert "instruction 0" in msg and str(gem.hbm_size) in msg
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 - :mod:`.emit_c`: the C translation unit (``<immintrin.h>`` intrinsics) of a program, the artifact
   ``accv compile`` writes beside the assembly; native runs compile and execute it on an AMX host.
 
+- :mod:`.tiles`: the middle end's int8 GEMM blocks, capacities and micro-kernels (``PACKAGE.tiles``).
 - :mod:`.cbuild`, :mod:`.backends`, ``emulation.h``: the C built with gcc, cached by content hash
   under build/amx, and run on an HBM image, against our emulation header (``emulated``, any host)
   or for Sapphire Rapids (``native``, a host with AMX); docs/amx.md.
@@ -27,4 +28,10 @@ def artifacts(program: Program, acc: Accelerator, stem: str) -> dict[str, str]:
     return {".c": _emit_c.emit_c(program, acc, name=stem)}
 
 
-PACKAGE = TargetPackage("amx", build, backends=("sim", "emulated", "native"), artifacts=artifacts)
+def _tiles() -> object:
+    from .tiles import GEMM_TILES
+
+    return GEMM_TILES
+
+
+PACKAGE = TargetPackage("amx", build, backends=("sim", "emulated", "native"), artifacts=artifacts, tiles=_tiles)

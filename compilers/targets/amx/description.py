@@ -136,6 +136,33 @@ def _binary_int(op: str, dt: str) -> str:
             + f"  s = {dt}[{lanes}] {op}(a, b)\n" + out + "  ROOT y = u8[1,64] reshape(o)\n}")
 
 
+_TDPBUSD = """
+ENTRY tdpbusd {
+  c = u8[1,16,64] parameter(0)
+  a = u8[1,16,64] parameter(1)
+  b = u8[1,16,64] parameter(2)
+  c4 = u8[16,16,4] reshape(c)
+  c32 = s32[16,16] bitcast-convert(c4)
+  cs = s32[`m`,`n`] slice(c32), slice={[0:`m`], [0:`n`]}
+  a2 = u8[16,64] reshape(a)
+  as = u8[`m`,`4 * k`] slice(a2), slice={[0:`m`], [0:`4 * k`]}
+  a32 = s32[`m`,`4 * k`] convert(as)
+  b2 = u8[16,64] reshape(b)
+  bs = u8[`k`,`4 * n`] slice(b2), slice={[0:`k`], [0:`4 * n`]}
+  bsg = s8[`k`,`4 * n`] bitcast-convert(bs)
+  b3 = s8[`k`,`n`,4] reshape(bsg)
+  bt = s8[`k`,4,`n`] transpose(b3), dimensions={0,2,1}
+  b4 = s8[`4 * k`,`n`] reshape(bt)
+  b32 = s32[`4 * k`,`n`] convert(b4)
+  d = s32[`m`,`n`] dot(a32, b32), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s = s32[`m`,`n`] add(cs, d)
+  z = s32[] constant(0)
+  p = s32[16,16] pad(s, z), padding=0_`16 - m`x0_`16 - n`
+  pb = u8[16,16,4] bitcast-convert(p)
+  ROOT y = u8[1,16,64] reshape(pb)
+}"""
+
+
 def build() -> Accelerator:
     amx = Accelerator("amx", hbm_size=HBM_SIZE,
                       doc="Intel AMX (palette 1) + AVX-512 subset of the oneDNN kernels (Act appendix E)")
@@ -211,31 +238,7 @@ ENTRY tilestored {
         constraints=["c != a", "c != b", "a != b"], cycles=16,
         config={"c": ["m", "4 * n"], "a": ["m", "4 * k"], "b": ["k", "4 * n"]},
         doc="TDPBUSD: C[m x n s32] += A[m x 4k u8] . B[k x 4n s8, VNNI]; rest of C zeroed",
-        semantics="""
-ENTRY tdpbusd {
-  c = u8[1,16,64] parameter(0)
-  a = u8[1,16,64] parameter(1)
-  b = u8[1,16,64] parameter(2)
-  c4 = u8[16,16,4] reshape(c)
-  c32 = s32[16,16] bitcast-convert(c4)
-  cs = s32[`m`,`n`] slice(c32), slice={[0:`m`], [0:`n`]}
-  a2 = u8[16,64] reshape(a)
-  as = u8[`m`,`4 * k`] slice(a2), slice={[0:`m`], [0:`4 * k`]}
-  a32 = s32[`m`,`4 * k`] convert(as)
-  b2 = u8[16,64] reshape(b)
-  bs = u8[`k`,`4 * n`] slice(b2), slice={[0:`k`], [0:`4 * n`]}
-  bsg = s8[`k`,`4 * n`] bitcast-convert(bs)
-  b3 = s8[`k`,`n`,4] reshape(bsg)
-  bt = s8[`k`,4,`n`] transpose(b3), dimensions={0,2,1}
-  b4 = s8[`4 * k`,`n`] reshape(bt)
-  b32 = s32[`4 * k`,`n`] convert(b4)
-  d = s32[`m`,`n`] dot(a32, b32), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  s = s32[`m`,`n`] add(cs, d)
-  z = s32[] constant(0)
-  p = s32[16,16] pad(s, z), padding=0_`16 - m`x0_`16 - n`
-  pb = u8[16,16,4] bitcast-convert(p)
-  ROOT y = u8[1,16,64] reshape(pb)
-}""")
+        semantics=_TDPBUSD)
 
     # (5) tdpbf16ps tmm(c), tmm(a), tmm(b): per (i, j) two f32 FMA chains over kk from +0.0 (even
     #     and odd bf16 lanes; DAZ in, FTZ out, RNE), then C[i][j] + (even + odd). The chains are
@@ -488,4 +491,17 @@ ENTRY vmovdqu8_store {
         amx.add_instruction(
             name, alpha={}, beta=["dst", "a", "b"], inputs=[zmm("a"), zmm("b")], output=zmm("dst"),
             doc=f"{name.upper()}: zmm[dst] = zmm[a] {what} zmm[b] per {dt} lane", semantics=_binary_int(op, dt))
+
+    # (33) tdpbssd tmm(c), tmm(a), tmm(b): as tdpbusd with A signed (s8 x s8, the middle end's
+    #      GEMM tiles); last, so the paper kernels' instruction order is unchanged
+    amx.add_instruction(
+        "tdpbssd", alpha={"m": ROWS, "k": DWORDS, "n": DWORDS}, beta=["c", "a", "b"],
+        inputs=[tile("c"), tile("a"), tile("b")], output=tile("c"),
+        constraints=["c != a", "c != b", "a != b"], cycles=16,
+        config={"c": ["m", "4 * n"], "a": ["m", "4 * k"], "b": ["k", "4 * n"]},
+        doc="TDPBSSD: C[m x n s32] += A[m x 4k s8] . B[k x 4n s8, VNNI]; rest of C zeroed",
+        semantics=_TDPBUSD.replace("ENTRY tdpbusd", "ENTRY tdpbssd").replace(
+            "  a32 = s32[`m`,`4 * k`] convert(as)",
+            "  asg = s8[`m`,`4 * k`] bitcast-convert(as)\n  a32 = s32[`m`,`4 * k`] convert(asg)"))
+    amx.tile_only = ("tdpbssd",)
     return amx

@@ -109,6 +109,7 @@ int main(void)
     "tileloadd": "_tile_loadd(${t}, hbm + ${addr}, ${stride});",
     "tilestored": "_tile_stored(${t}, hbm + ${addr}, ${stride});",
     "tdpbusd": "_tile_dpbusd(${c}, ${a}, ${b});",
+    "tdpbssd": "_tile_dpbssd(${c}, ${a}, ${b});",
     "tdpbf16ps": "_tile_dpbf16ps(${c}, ${a}, ${b});",
     "vmovups_load": "z${dst} = PS2I(_mm512_loadu_ps(hbm + ${addr}));",
     "vmovups_store": "_mm512_storeu_ps(hbm + ${addr}, I2PS(z${src}));",
@@ -142,7 +143,7 @@ int main(void)
 }
 
 _HOLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_TILE_INSTRS = ("tilezero", "tileloadd", "tilestored", "tdpbusd", "tdpbf16ps")
+_TILE_INSTRS = ("tilezero", "tileloadd", "tilestored", "tdpbusd", "tdpbssd", "tdpbf16ps")
 
 
 def fill(name: str, /, **values: object) -> str:

@@ -8,6 +8,7 @@
   the encoder from compiler-level programs to command streams.
 - :mod:`.backend`: the ``stream`` backend (a program's encoding run on the command-stream model).
 - :mod:`.programs`: generated programs for tests and benchmarks (a tiled GEMM).
+- :mod:`.tiles`: the middle end's blocks, capacities and micro-kernels (``PACKAGE.tiles``).
 
 Backends: ``sim`` (the description's functional simulator), ``stream`` and ``rtl`` (the
 Verilated gemmini_top of rtl_harness/rtl/gemmini). ``accv compile`` writes the command words
@@ -33,4 +34,10 @@ def artifacts(program: Program, acc: Accelerator, stem: str) -> dict[str, str]:
     return {".stream": "".join(format_command(c) + "\n" for c in encode(program, acc.buffers["spad"].access[1]))}
 
 
-PACKAGE = TargetPackage("gemmini", build, backends=("sim", "stream", "rtl"), artifacts=artifacts)
+def _tiles() -> object:
+    from .tiles import TILES
+
+    return TILES
+
+
+PACKAGE = TargetPackage("gemmini", build, backends=("sim", "stream", "rtl"), artifacts=artifacts, tiles=_tiles)

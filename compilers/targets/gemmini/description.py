@@ -12,7 +12,7 @@ its testbenches, tests, benchmarks): :data:`DIM`, :data:`SPAD_ROWS`, :data:`ACC_
 
 Buffers (addresses: HBM in bytes, spad/acc in rows)::
 
-    d0   = ([1 MiB], u8[])           HBM
+    d0   = ([8 MiB], u8[])           HBM (the operands and result of a 12544x64x256 layer fit)
     spad = ([16384, DIM], s8[])      scratchpad: 4 banks x 4096 rows of DIM int8
     acc  = ([1024, DIM], s32[])      accumulator: 2 banks x 512 rows of DIM int32
     pe   = ([DIM, DIM], s32[])       the array's latched state: WS weights or OS partial sums
@@ -75,7 +75,7 @@ __all__ = ["DIM", "SPAD_ROWS", "ACC_ROWS", "HBM_SIZE", "ARRAY_BITS", "STRIDES", 
 DIM = 16                 # the systolic array is DIM x DIM; a scratchpad / accumulator row holds DIM elements
 SPAD_ROWS = 16384        # scratchpad rows (4 banks x 4096)
 ACC_ROWS = 1024          # accumulator rows (2 banks x 512)
-HBM_SIZE = 1 << 20       # bytes of HBM / DRAM (d0)
+HBM_SIZE = 1 << 23       # bytes of HBM / DRAM (d0): 8 MiB, the operands of a 12544x64x256 layer
 ARRAY_BITS = 20          # the array computes in 20-bit two's complement (spatialArrayOutputType = SInt(20))
 STRIDES = tuple(range(1, 4097))
 

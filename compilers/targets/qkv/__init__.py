@@ -13,4 +13,10 @@ from .description import D1_ROWS, D2_ROWS, HBM_SIZE, ROW, build
 
 __all__ = ["PACKAGE", "HBM_SIZE", "D1_ROWS", "D2_ROWS", "ROW", "build"]
 
-PACKAGE = TargetPackage("qkv", build, backends=("sim", "rtl"))
+def _tiles() -> object:
+    from .tiles import ROW_TILES
+
+    return ROW_TILES
+
+
+PACKAGE = TargetPackage("qkv", build, backends=("sim", "rtl"), tiles=_tiles)

@@ -1,0 +1,89 @@
+"""The middle end's entry: a layer tiled into one program before Act's phase 1.
+
+What belongs here: :func:`compile_tiled`, called by :func:`compilers.act.driver.compile_graph`
+first. It recognizes the layer (:mod:`.gemm`), asks the target package for its
+:class:`~.schedule.TileTarget`, plans and composes the program (:mod:`.schedule`) and returns it
+with its figures, or None where the middle end does not take the kernel (Act compiles it).
+
+For a target that offers row blocks (``row_block``), it splits a kernel whose result is row-wise
+in one input into blocks of rows (:mod:`.rows`), each distinct block height compiled once by
+Act. Otherwise it takes a recognized layer unless the target leaves one block to Act
+(``one_block_to_act``) and the layer is a dot of exactly one block with no bias and the
+int32-clamp tail, which Act's instruction selection compiles by itself (the paper's
+``gemmini_gemm``, whose program stays Act's). A layer it takes but the target cannot run raises
+:class:`~.schedule.TileError` (exit 3) naming why.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from semantics.ir import Graph
+
+from ..isa import Accelerator
+from ..program import Program
+from .gemm import Gemm, recognize
+from .schedule import TileTarget, plan, tile_program
+
+__all__ = ["Tiled", "compile_tiled", "takes"]
+
+
+@dataclass(frozen=True)
+class Tiled:
+    """A tiled compile: the program, the layer, the distinct micro-kernels built and the seconds."""
+
+    program: Program
+    gemm: Gemm | None
+    micro_kernels: int
+    tiles: int
+    seconds: float
+
+
+def takes(g: Gemm, t: TileTarget) -> bool:
+    """Whether the middle end compiles ``g`` (module doc)."""
+    exact_block = (g.m, g.k, g.n) == tuple(t.block)
+    return not (t.one_block_to_act and exact_block and g.bias is None and g.tail.scale == 1.0 and not g.tail.relu
+                and len(g.out_shape) <= 2)
+
+
+def compile_tiled(graph: Graph, acc: Accelerator,
+                  compile_block: Callable[[Graph], Program] | None = None) -> Tiled | None:
+    """The tiled program of ``graph`` for ``acc``, or None where the middle end does not take it.
+    ``compile_block`` compiles a row-block kernel (Act's driver); without it no row blocks."""
+    from ..targets import TARGETS, target_package
+
+    if acc.name not in TARGETS:
+        return None
+    make = target_package(acc.name).tiles
+    if make is None:
+        return None
+    offer = make()
+    row_block = getattr(offer, "row_block", None)
+    if row_block is not None:
+        return _rows(graph, acc, offer, compile_block) if compile_block is not None else None
+    g = recognize(graph)
+    if g is None:
+        return None
+    t: TileTarget = offer  # type: ignore[assignment]
+    if not takes(g, t):
+        return None
+    t0 = time.perf_counter()
+    p = plan(g, t, acc.hbm_size)
+    prog, mk = tile_program(p, t, acc.name)
+    bm, _, bn = t.block
+    ntiles = -(-g.m // bm) * -(-g.n // bn)
+    return Tiled(prog, g, len(mk.built), ntiles, time.perf_counter() - t0)
+
+
+def _rows(graph: Graph, acc: Accelerator, offer: object, compile_block: Callable[[Graph], Program]) -> Tiled | None:
+    from .rows import compile_rows, row_split
+
+    block: int = offer.row_block  # type: ignore[attr-defined]
+    split = row_split(graph)
+    if split is None or split.rows <= block:
+        return None
+    t0 = time.perf_counter()
+    prog, kinds = compile_rows(graph, acc, split, block, offer.max_extent, compile_block)  # type: ignore[attr-defined]
+    return Tiled(prog, None, kinds, -(-split.rows // block), time.perf_counter() - t0)

@@ -1,0 +1,244 @@
+"""Recognition of a quantized GEMM layer in an HLO graph: the operator the middle end tiles.
+
+What belongs here: :class:`Gemm` (the layer's sizes, its operands' parameter indices and its
+elementwise tail) and :func:`recognize`, which reads it off a :class:`semantics.ir.Graph` or says
+(``None``) that the graph is not one. Nothing here knows about accelerators.
+
+The forms recognized (M, K, N >= 1; the dot contracts A's dimension 1 with B's dimension 0)::
+
+    acc  = s32[M,N] dot(A', B')             A' = A s8[M,K] or convert_s32(A), B' likewise
+    acc' = acc | add(acc, broadcast(bias s32[N], dimensions={1}))     (either operand order)
+    out  = acc'                                                        raw int32
+         | convert_s8(clamp(-128, acc', 127))                          saturate (scale 1.0)
+         | convert_s8(clamp(-128., round_ne(multiply(convert_f32(acc'), broadcast(scale))), 127.))
+         | convert_s8(clamp(-128., round_ne(convert_f32(acc')), 127.))
+    out' = out | maximum(out, broadcast(0 s8))                         ReLU (either operand order)
+
+A root ``copy`` is looked through; a scale is a constant or the bitcast of a u32 constant. The
+product may also be a 1x1 convolution ``s32[N,H,W,K] convolution(x s8[N,H,W,C], w s8[1,1,C,K]),
+window={size=1x1}, dim_labels=b01f_01io->b01f`` (bias broadcast along the last dimension): in
+row-major bytes it is the GEMM of x as [N*H*W, C] and w as [C, K], with the result [N*H*W, K]
+(each output pixel's K channels are the dot of its C input channels with the weights), so the
+layer is that GEMM on the same bytes.
+
+Each of A, B and bias is an entry parameter read only there; the tail is described by
+:class:`Tail`, which the tiled form (:mod:`.tiled`) and the target lowering both read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from semantics.ir import Computation, Graph, Instruction
+from semantics.types import TensorType
+
+__all__ = ["Tail", "Gemm", "recognize"]
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The elementwise tail after the int32 accumulation: ``None`` scale = raw int32 output;
+    otherwise ``sat8(rne(f32(x) * scale))`` (scale 1.0 is also the int32 clamp form), then ReLU."""
+
+    scale: float | None
+    relu: bool = False
+
+    @property
+    def raw(self) -> bool:
+        return self.scale is None
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """``out[M,N] = tail(A[M,K] . B[K,N] (+ bias[N]))``; ``a``, ``b``, ``bias`` are parameter indices."""
+
+    m: int
+    k: int
+    n: int
+    a: int
+    b: int
+    bias: int | None
+    tail: Tail
+    nparams: int
+    param_types: tuple[TensorType, ...] = ()
+    out_shape: tuple[int, ...] = ()      # the result's shape ([M, N], or NHWK of a 1x1 convolution)
+
+    @property
+    def macs(self) -> int:
+        return self.m * self.k * self.n
+
+
+def _scalar(comp: Computation, name: str) -> float | int | None:
+    """The value of a constant or a broadcast of a scalar constant, else None."""
+    ins = comp[name]
+    if ins.opcode == "broadcast" and ins.attrs.get("dimensions") == ():
+        ins = comp[ins.operands[0]]
+    cast = None
+    if ins.opcode == "bitcast-convert" and _dtype(ins) == "f32":
+        cast, ins = np.float32, comp[ins.operands[0]]
+    if ins.opcode != "constant":
+        return None
+    a = ins.attrs["literal"].to_array()
+    if cast is not None:
+        if a.dtype.itemsize != 4:
+            return None
+        a = a.view(cast)
+    if a.size != 1:
+        return None
+    v = a.reshape(-1)[0]
+    return float(v) if np.issubdtype(a.dtype, np.floating) else int(v)
+
+
+def _dtype(ins: Instruction) -> str:
+    t = ins.type
+    return t.dtype.name if isinstance(t, TensorType) else ""
+
+
+def _param(comp: Computation, name: str, dtype: str) -> int | None:
+    ins = comp[name]
+    if ins.opcode == "convert" and _dtype(ins) == "s32":
+        ins = comp[ins.operands[0]]
+    if ins.opcode == "parameter" and _dtype(ins) == dtype:
+        return int(ins.attrs["index"])
+    return None
+
+
+def _clamp(comp: Computation, ins: Instruction) -> str | None:
+    """The clamped operand of ``clamp(-128, x, 127)``, else None."""
+    if ins.opcode != "clamp" or _scalar(comp, ins.operands[0]) != -128 or _scalar(comp, ins.operands[2]) != 127:
+        return None
+    return ins.operands[1]
+
+
+def recognize(graph: Graph) -> Gemm | None:
+    """The graph as a :class:`Gemm`, or None when it is not one of the module doc's forms."""
+    if len(graph.computations) != 1 or not isinstance(graph.result_type, TensorType):
+        return None
+    comp = graph.entry
+    users = comp.users()
+    cur = comp.root_instruction
+    while cur.opcode == "copy":
+        cur = comp[cur.operands[0]]
+    relu = False
+    if cur.opcode == "maximum" and _dtype(cur) == "s8":
+        x, y = cur.operands
+        if _scalar(comp, y) == 0:
+            cur, relu = comp[x], True
+        elif _scalar(comp, x) == 0:
+            cur, relu = comp[y], True
+        else:
+            return None
+    scale: float | None = None
+    if cur.opcode == "convert" and _dtype(cur) == "s8":
+        inner = _clamp(comp, comp[cur.operands[0]])
+        if inner is None:
+            return None
+        c = comp[inner]
+        if _dtype(c) == "s32":
+            scale, acc_name = 1.0, inner
+        elif _dtype(c) == "f32" and c.opcode == "round-nearest-even":
+            f = comp[c.operands[0]]
+            scale = 1.0
+            if f.opcode == "multiply":
+                x, y = f.operands
+                s = _scalar(comp, y)
+                if s is None:
+                    s, x = _scalar(comp, x), y
+                if not isinstance(s, float):
+                    return None
+                scale, f = s, comp[x]
+            if f.opcode != "convert" or _dtype(comp[f.operands[0]]) != "s32":
+                return None
+            acc_name = f.operands[0]
+        else:
+            return None
+    elif relu:
+        return None
+    else:
+        acc_name = cur.name
+    acc = comp[acc_name]
+    bias: int | None = None
+    if acc.opcode == "add":
+        last = (len(acc.tensor_type.shape) - 1,)
+        for d, o in (acc.operands, acc.operands[::-1]):
+            bi = comp[o]
+            if comp[d].opcode in ("dot", "convolution") and bi.opcode == "broadcast" \
+                    and bi.attrs.get("dimensions") == last:
+                bias = _param(comp, bi.operands[0], "s32")
+                if bias is not None:
+                    acc = comp[d]
+                    break
+        else:
+            return None
+        if bias is None:
+            return None
+    if _dtype(acc) != "s32":
+        return None
+    conv = acc.opcode == "convolution"
+    if conv:
+        # a 1x1 convolution, NHWC x HWIO, unit window: the GEMM of the [N*H*W, C] and [C, K]
+        # views of the same bytes (module doc)
+        if (acc.attrs.get("window") != "{size=1x1}" or acc.attrs.get("dim_labels") != "b01f_01io->b01f"
+                or len(acc.attrs.items) != 2):
+            return None
+    elif (acc.opcode != "dot" or len(acc.tensor_type.shape) != 2
+            or acc.attrs.get("lhs_contracting_dims") != (1,) or acc.attrs.get("rhs_contracting_dims") != (0,)
+            or acc.attrs.get("lhs_batch_dims", ()) or acc.attrs.get("rhs_batch_dims", ())):
+        return None
+    a, b = _param(comp, acc.operands[0], "s8"), _param(comp, acc.operands[1], "s8")
+    if a is None or b is None or len({a, b, bias}) != 3:
+        return None
+    pa = comp[comp.params[a]].tensor_type.shape
+    pb = comp[comp.params[b]].tensor_type.shape
+    if conv:
+        if len(pa) != 4 or len(pb) != 4 or pb[:2] != (1, 1):
+            return None
+        pa, pb = (pa[0] * pa[1] * pa[2], pa[3]), pb[2:]
+    if len(pa) != 2 or len(pb) != 2:
+        return None
+    m, k = pa
+    n = pb[1]
+    if bias is not None and comp[comp.params[bias]].tensor_type.shape != (n,):
+        return None
+    if any(len(users[p]) != 1 and comp[p].opcode == "parameter" for p in comp.params):
+        return None
+    if len(comp.params) != 2 + (bias is not None):
+        return None
+    types = tuple(comp[p].tensor_type for p in comp.params)
+    return Gemm(m, k, n, a, b, bias, Tail(scale, relu), len(comp.params), types,
+                tuple(graph.result_types[0].shape))
+
+
+def layer_hlo(m: int, k: int, n: int, bias: bool = False, scale: float | None = 1.0, relu: bool = False,
+              name: str = "layer") -> str:
+    """HLO text of a layer of the module doc's forms (``scale`` None: the raw int32 product;
+    1.0: the int32 clamp form; else the f32 scale form): what tests and benchmarks compile."""
+    L = [f"  a = s8[{m},{k}] parameter(0)", f"  b = s8[{k},{n}] parameter(1)"]
+    L.append(f"  d = s32[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
+    acc = "d"
+    if bias:
+        L += [f"  bias = s32[{n}] parameter(2)", f"  bb = s32[{m},{n}] broadcast(bias), dimensions={{1}}",
+              f"  s = s32[{m},{n}] add(d, bb)"]
+        acc = "s"
+    if scale is None:
+        if relu:
+            raise ValueError("ReLU applies to the s8 result")
+        L.append(f"  ROOT y = s32[{m},{n}] copy({acc})")
+    else:
+        if scale == 1.0:
+            L += ["  lo = s32[] constant(-128)", "  hi = s32[] constant(127)",
+                  f"  c = s32[{m},{n}] clamp(lo, {acc}, hi)"]
+        else:
+            bits = int(np.array(scale, np.float32).view(np.uint32))
+            L += [f"  f = f32[{m},{n}] convert({acc})", f"  kb = u32[] constant({bits})",
+                  "  k = f32[] bitcast-convert(kb)", f"  kk = f32[{m},{n}] broadcast(k), dimensions={{}}",
+                  f"  x = f32[{m},{n}] multiply(f, kk)", f"  r = f32[{m},{n}] round-nearest-even(x)",
+                  "  lo = f32[] constant(-128)", "  hi = f32[] constant(127)", f"  c = f32[{m},{n}] clamp(lo, r, hi)"]
+        if relu:
+            L += [f"  o = s8[{m},{n}] convert(c)", "  z = s8[] constant(0)",
+                  f"  zb = s8[{m},{n}] broadcast(z), dimensions={{}}", f"  ROOT y = s8[{m},{n}] maximum(o, zb)"]
+        else:
+            L.append(f"  ROOT y = s8[{m},{n}] convert(c)")
+    return f"HloModule {name}\nENTRY {name} {{\n" + "\n".join(L) + "\n}\n"

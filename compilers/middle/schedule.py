@@ -1,0 +1,301 @@
+"""The outer schedule of a tiled GEMM and its composition from per-shape micro-kernels.
+
+What belongs here: :class:`TileTarget` (what a target package offers the middle end: block sizes,
+on-chip capacities, the store path's scales, and one micro-kernel builder per step kind),
+:class:`MicroKernels` (each distinct (step, tile shape) built once, then instantiated by
+addresses), :func:`plan` (the loop order, chunking and on-chip placement, decided once from the
+capacities) and :func:`tile_program` (the whole :class:`compilers.program.Program`). No target
+name appears here.
+
+The schedule (seed 003 §3.3's split / reorder / stage, seed 004 §3.1-3.2's tile-and-pad, and the
+loop orders Autocomp's Gemmini GEMMs use, seed 002 §4 and appendix D), weight-stationary:
+
+    load B's blocks once if they fit half the operand buffer (else per use, two slots)
+    for each chunk of Mc row blocks (Mc * 2 accumulator blocks fit: two column blocks in flight)
+        load the chunk's A blocks (every contraction block: the row panel, reused for all j)
+        for each column block j
+            bias rows into the chunk's accumulators (if any)
+            for each contraction block q
+                [load B(q, j)]; multiply B(q, j) into every row block of the chunk (B loaded into
+                the array once, then reused: the micro-kernel's first multiply preloads it)
+            store the chunk's accumulators through the tail (scale, round, clamp, ReLU)
+
+Accumulation: the first multiply of a tile overwrites its accumulator (or adds to the bias), the
+others add (identity 2 of :mod:`.tiled`). Placement: operand blocks and accumulators get fixed
+slots from arithmetic on the loop indices, so no allocation is solved per tile; the cost of
+building a program is one micro-kernel per distinct step and shape plus writing the instructions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from semantics.dtypes import DTYPES
+from semantics.errors import AccvError
+from semantics.types import TensorType
+
+from ..program import Concrete, Placement, Program
+from .gemm import Gemm
+from .tiled import scale_bits, tiles
+
+__all__ = ["TileError", "TileTarget", "MicroKernels", "Plan", "plan", "tile_program", "ALIGN"]
+
+ALIGN = 64          # HBM placements start on 64-byte boundaries, the first at ALIGN (never address 0)
+
+
+class TileError(AccvError):
+    """The target cannot run this layer tiled (the reason names what does not fit or is missing);
+    the driver raises it as :class:`compilers.act.Unsupported` (exit 3)."""
+
+    exit_code = 3
+
+
+Kernel = Callable[..., list[Concrete]]
+
+
+class TileTarget(Protocol):
+    """What a target offers the middle end (``TargetPackage.tiles()``; a target package defines
+    its own record with these attributes, so it does not import the middle end).
+
+    ``block`` = (bm, bk, bn); ``operand_blocks`` / ``acc_blocks``: how many operand blocks (bm x bk
+    or bk x bn) and accumulator blocks (bm x bn) the on-chip buffers hold; ``scales``: the f32 bit
+    patterns the store path can scale by; ``layouts``: the layouts A and B must have ("" row-major);
+    ``one_block_to_act``: a dot of exactly one block with the clamp tail is left to Act's selection;
+    ``b_group``: K values per B image row group (1 row-major; 4 for a VNNI layout, whose image has
+    ceil(K / 4) rows of 4N bytes); ``scratch_bytes``: HBM the store path stages through;
+    ``operand_addr`` / ``acc_addr``: a block slot's address in the target's units; ``constants(tail)``:
+    bytes placed in the constant section; ``prologue(consts_at, tail)``: instructions run first.
+
+    The kernels return concrete instructions; each takes the tile's shape, then addresses (which
+    it may offset but not scale), then flags (strides are flags):
+
+    - ``pack(rows, nbytes, src, dst, src_stride, dst_stride)`` (or None): copy rows into the packed
+      operand copy (whole blocks, zero past the matrix: seed 004 §3.2's packing)
+    - ``load_a(r, kk, dram, slot, stride)``, ``load_b(kk, c, dram, slot, stride)``
+    - ``bias(r, c, dram, acc)`` (or None: the store path adds the bias)
+    - ``mul(r, kk, c, a, b, acc, accumulate, load_weights)``: acc (+)= A-block x B-block; B is
+      (re)loaded into the array when ``load_weights`` is true, else the previous B is reused
+    - ``store(r, c, dram, acc, bias_dram, scratch, stride, tail, has_bias)``: the accumulator block
+      through ``tail`` to HBM
+    """
+
+    block: tuple[int, int, int]
+    operand_blocks: int
+    acc_blocks: int
+    scale_ok: Callable[[float], str | None]
+    layouts: tuple[str, str]
+    one_block_to_act: bool
+    b_group: int
+    scratch_bytes: int
+    operand_addr: Callable[[int], int]
+    acc_addr: Callable[[int], int]
+    constants: Callable[[object], bytes]
+    prologue: Callable[[int, object], list[Concrete]]
+    pack: Kernel | None
+    load_a: Kernel
+    load_b: Kernel
+    bias: Kernel | None
+    mul: Kernel
+    store: Kernel
+
+
+@dataclass
+class MicroKernels:
+    """Each (kernel, shape, flags) built once: later uses only rebase its addresses."""
+
+    target: TileTarget
+    built: dict[tuple, list[Concrete]] = field(default_factory=dict)
+    _specs: dict[tuple, list[tuple[str, tuple[tuple[str, int, int], ...]]]] = field(default_factory=dict)
+
+    def emit(self, out: list[Concrete], kind: str, shape: tuple, addrs: tuple, flags: tuple = ()) -> None:
+        key = (kind, shape, flags)
+        tpl = self.built.get(key)
+        if tpl is None:
+            tpl = getattr(self.target, kind)(*shape, *(_mark(i) for i in range(len(addrs))), *flags)
+            self.built[key] = tpl
+            self._specs[key] = _specs(tpl)
+        for name, spec in self._specs[key]:
+            out.append(Concrete(name, tuple((k, v if i < 0 else addrs[i] + v) for k, i, v in spec)))
+
+
+# Address placeholders: a micro-kernel is built once with address i given as (i + 1) * MARK,
+# which no real attribute value reaches; a kernel may add offsets below MARK to an address (row i
+# of a block) but not scale it. Instantiation maps (i + 1) * MARK + off to the i-th actual
+# address + off.
+_MARK = 1 << 40
+
+
+def _mark(i: int) -> int:
+    return (i + 1) * _MARK
+
+
+def _specs(tpl: list[Concrete]) -> list[tuple[str, tuple[tuple[str, int, int], ...]]]:
+    """Per instruction of a template: (attribute, address index or -1, offset or value)."""
+    out = []
+    for c in tpl:
+        spec = []
+        for k, v in c.attrs:
+            i, off = divmod(v, _MARK) if v >= _MARK else (0, v)
+            spec.append((k, i - 1, off))
+        out.append((c.name, tuple(spec)))
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The schedule's decisions (module doc) and the HBM layout of the layer."""
+
+    gemm: Gemm
+    block: tuple[int, int, int]
+    chunk: int                 # Mc: row blocks per chunk
+    b_resident: bool           # all of B's blocks loaded once
+    a_resident: bool           # the chunk's A row panel loaded once (else per use, two slots)
+    a_at: int
+    b_at: int
+    bias_at: int | None
+    out_at: int
+    hbm_end: int
+    a_view: tuple[int, int]    # (address, row pitch) the A blocks are loaded from (A, or its packed copy)
+    b_view: tuple[int, int]    # the same for B's image rows (ceil(K / b_group) rows of N * b_group bytes)
+    consts_at: int
+    scratch_at: int
+
+
+def _align(x: int) -> int:
+    return -(-x // ALIGN) * ALIGN
+
+
+def _layout_ok(t: object, want: str) -> bool:
+    from semantics.hlo_printer import format_type
+
+    text = format_type(t)  # type: ignore[arg-type]
+    have = text[text.index("]") + 1:]
+    return have == want or (have in ("", "{1,0}") and want in ("", "{1,0}"))
+
+
+def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
+    """Chunking and placement for ``g`` on ``t`` (raises :class:`TileError` when it cannot fit)."""
+    bm, bk, bn = t.block
+    mt, kt, nt = -(-g.m // bm), -(-g.k // bk), -(-g.n // bn)
+    if g.param_types:
+        for role, idx, want in (("A", g.a, t.layouts[0]), ("B", g.b, t.layouts[1])):
+            if not _layout_ok(g.param_types[idx], want):
+                raise TileError(f"{role} (parameter {idx}) must have layout '{want or '{1,0}'}' for this target's "
+                                f"tiles (declare it so; the weights pre-packed)")
+    if not g.tail.raw:
+        why = t.scale_ok(g.tail.scale)  # type: ignore[arg-type]
+        if why is not None:
+            raise TileError(f"the store path cannot scale by {g.tail.scale!r} "
+                            f"(f32 bits {scale_bits(g.tail.scale):#010x}): {why}")  # type: ignore[arg-type]
+    b_resident = kt * nt <= t.operand_blocks // 2
+    b_slots = kt * nt if b_resident else 2
+    room = t.operand_blocks - b_slots
+    chunk = min(mt, t.acc_blocks // 2)
+    a_resident = room // kt >= 1
+    if a_resident:
+        chunk = min(chunk, room // kt)
+    elif room < 2:
+        raise TileError(f"the {t.operand_blocks}-block operand buffer cannot hold two A and two B blocks")
+    if chunk < 1:
+        raise TileError(f"the {t.acc_blocks}-block accumulator cannot hold two output blocks")
+    gb = t.b_group
+    b_rows, b_pitch = -(-g.k // gb), g.n * gb
+    a_at = ALIGN
+    b_at = _align(a_at + g.m * g.k)
+    end = _align(b_at + b_rows * b_pitch)
+    bias_at = None
+    if g.bias is not None:
+        bias_at, end = end, _align(end + 4 * g.n)
+    out_at = end
+    end = _align(out_at + g.m * g.n * (4 if g.tail.raw else 1))
+    a_view, b_view = (a_at, g.k), (b_at, b_pitch)
+    consts_at = scratch_at = end
+    if t.pack is not None:        # packed copies: whole blocks, zero beyond the matrix
+        a_pitch, bp_pitch = kt * bk, nt * bn * gb
+        a_view, end = (end, a_pitch), _align(end + mt * bm * a_pitch)
+        b_view, end = (end, bp_pitch), _align(end + kt * (bk // gb) * bp_pitch)
+    nconst = len(t.constants(g.tail))
+    if nconst:
+        consts_at, end = end, _align(end + nconst)
+    if t.scratch_bytes:
+        scratch_at, end = end, _align(end + t.scratch_bytes)
+    if end > hbm_size:
+        raise TileError(f"the layer's operands and result need {end} bytes of HBM, the description has {hbm_size}")
+    return Plan(g, t.block, chunk, b_resident, a_resident, a_at, b_at, bias_at, out_at, end, a_view, b_view,
+                consts_at, scratch_at)
+
+
+def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, MicroKernels]:
+    """The whole program of plan ``p``: the schedule of the module doc over ``t``'s micro-kernels."""
+    g = p.gemm
+    bm, bk, bn = p.block
+    gb = t.b_group
+    mk = MicroKernels(t)
+    out: list[Concrete] = list(t.prologue(p.consts_at, g.tail))
+    rows, ks, cols = tiles(g.m, bm), tiles(g.k, bk), tiles(g.n, bn)
+    kt = len(ks)
+    b_slots = kt * len(cols) if p.b_resident else 2
+    ob = 4 if g.tail.raw else 1
+    oa, aa = t.operand_addr, t.acc_addr
+    (a_src, a_pitch), (b_src, b_pitch) = p.a_view, p.b_view
+
+    def b_slot(q: int, j: int, use: int) -> int:
+        return q * len(cols) + j if p.b_resident else use % 2
+
+    def b_addr(q0: int, j0: int) -> int:
+        return b_src + (q0 // gb) * b_pitch + j0 * gb
+
+    if t.pack is not None:
+        for i0, r in rows:
+            mk.emit(out, "pack", (r, g.k), (p.a_at + i0 * g.k, a_src + i0 * a_pitch), (g.k, a_pitch))
+        brows, bpitch = -(-g.k // gb), g.n * gb
+        for r0, r in tiles(brows, bk // gb):
+            mk.emit(out, "pack", (r, bpitch), (p.b_at + r0 * bpitch, b_src + r0 * b_pitch), (bpitch, b_pitch))
+    if p.b_resident:
+        for q, (q0, kk) in enumerate(ks):
+            for j, (j0, c) in enumerate(cols):
+                mk.emit(out, "load_b", (kk, c), (b_addr(q0, j0), oa(b_slot(q, j, 0))), (b_pitch,))
+    use = a_use = 0
+    for c0 in range(0, len(rows), p.chunk):
+        chunk = list(enumerate(rows))[c0:c0 + p.chunk]
+        if p.a_resident:
+            for i, (i0, r) in chunk:
+                for q, (q0, kk) in enumerate(ks):
+                    mk.emit(out, "load_a", (r, kk), (a_src + i0 * a_pitch + q0, oa(b_slots + (i - c0) * kt + q)),
+                            (a_pitch,))
+        for j, (j0, c) in enumerate(cols):
+            half = (j % 2) * p.chunk
+            if p.bias_at is not None and t.bias is not None:
+                for i, (i0, r) in chunk:
+                    mk.emit(out, "bias", (r, c), (p.bias_at + 4 * j0, aa(half + i - c0)))
+            for q, (q0, kk) in enumerate(ks):
+                bs = b_slot(q, j, use)
+                if not p.b_resident:
+                    mk.emit(out, "load_b", (kk, c), (b_addr(q0, j0), oa(bs)), (b_pitch,))
+                    use += 1
+                accumulate = int(q > 0 or (p.bias_at is not None and t.bias is not None))
+                for n_i, (i, (i0, r)) in enumerate(chunk):
+                    if p.a_resident:
+                        a_slot = b_slots + (i - c0) * kt + q
+                    else:
+                        a_slot, a_use = b_slots + a_use % 2, a_use + 1
+                        mk.emit(out, "load_a", (r, kk), (a_src + i0 * a_pitch + q0, oa(a_slot)), (a_pitch,))
+                    mk.emit(out, "mul", (r, kk, c), (oa(a_slot), oa(bs), aa(half + i - c0)),
+                            (accumulate, int(n_i == 0)))
+            for i, (i0, r) in chunk:
+                mk.emit(out, "store", (r, c), (p.out_at + (i0 * g.n + j0) * ob, aa(half + i - c0),
+                                               (p.bias_at or 0) + 4 * j0, p.scratch_at),
+                        (g.n * ob, g.tail, p.bias_at is not None))
+    s8, s32 = DTYPES["s8"], DTYPES["s32"]
+    types = g.param_types or tuple(TensorType(s8, x) for x in ((g.m, g.k), (g.k, g.n)))
+    pt = {g.a: types[g.a] if g.param_types else types[0], g.b: types[g.b] if g.param_types else types[1]}
+    inputs = [Placement(g.a, p.a_at, pt[g.a]), Placement(g.b, p.b_at, pt[g.b])]
+    if g.bias is not None and p.bias_at is not None:
+        inputs.append(Placement(g.bias, p.bias_at, TensorType(s32, (g.n,))))
+    inputs.sort(key=lambda x: x.index)
+    outputs = (Placement(0, p.out_at, TensorType(s32 if g.tail.raw else s8, g.out_shape or (g.m, g.n))),)
+    consts = t.constants(g.tail)
+    return Program(target_name, tuple(out), tuple(inputs), outputs,
+                   ((p.consts_at, consts),) if consts else ()), mk

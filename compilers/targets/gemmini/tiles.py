@@ -1,0 +1,100 @@
+"""Gemmini's offer to the middle end (a record with the attributes of the protocol
+:class:`compilers.middle.schedule.TileTarget`): DIM-sized
+blocks, the scratchpad and accumulator capacities in blocks, and one micro-kernel per step.
+
+- ``load_a`` / ``load_b``: one ``mvin_spad`` (rows x cols int8 with the matrix's row pitch as
+  stride, scale 1.0); a block of fewer than DIM rows or columns is padded by the array itself
+  (``preload_ws`` and ``matmul_ws_*`` zero-pad their operands to DIM x DIM: identity 1 of
+  :mod:`compilers.middle.tiled`).
+- ``bias``: the bias row into each accumulator row (``mvin_acc``, one row each: the description's
+  moves need a stride of at least one row, so a broadcast is a row per instruction; it costs the
+  same DMA cycles as one ``rows``-row move).
+- ``mul``: ``preload_ws`` of the B block (only when the weights change) then ``matmul_ws_acc``
+  with the accumulate flag (bit 30): the contraction split of identity 2.
+- ``store``: ``mvout_acc`` with ``acc_scale`` and ReLU (the tail in the store path) or
+  ``mvout_acc_raw`` for an int32 result.
+
+Each WS block product is at most DIM * 2^14 in magnitude (2^18 at DIM 16), inside the array's
+20-bit range, so the array's wrap never changes a value; sums across blocks are the
+accumulator's wrapping int32 adds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...program import Concrete
+from .description import ACC_ROWS, DIM, ONE, SCALES, SPAD_ROWS, f32_bits
+
+__all__ = ["GemminiTiles", "TILES"]
+
+Kernel = Callable[..., list[Concrete]]
+
+
+@dataclass(frozen=True)
+class GemminiTiles:
+    """The middle end's ``TileTarget`` attributes (their meaning: its docstring)."""
+
+    block: tuple[int, int, int]
+    operand_blocks: int
+    acc_blocks: int
+    scale_ok: Callable[[float], str | None]
+    layouts: tuple[str, str]
+    one_block_to_act: bool
+    b_group: int
+    scratch_bytes: int
+    operand_addr: Callable[[int], int]
+    acc_addr: Callable[[int], int]
+    constants: Callable[[Any], bytes]
+    prologue: Callable[[int, Any], list[Concrete]]
+    pack: Kernel | None
+    load_a: Kernel
+    load_b: Kernel
+    bias: Kernel | None
+    mul: Kernel
+    store: Kernel
+
+
+def _c(name: str, **attrs: int) -> Concrete:
+    return Concrete(name, tuple(attrs.items()))
+
+
+def _scale_ok(scale: float) -> str | None:
+    """The store path's acc_scale takes the description's SCALES (its α domain)."""
+    if f32_bits(scale) not in _SCALES:
+        return "not in the description's scale domain (SCALES)"
+    return None
+
+
+_SCALES = frozenset(SCALES)
+
+
+def _load(r: int, c: int, dram: int, sp: int, stride: int) -> list[Concrete]:
+    return [_c("mvin_spad", rows=r, cols=c, stride=stride, scale=ONE, dram=dram, sp=sp)]
+
+
+def _bias(r: int, c: int, dram: int, ac: int) -> list[Concrete]:
+    return [_c("mvin_acc", rows=1, cols=c, stride=4 * c, accumulate=0, dram=dram, ac=ac + i) for i in range(r)]
+
+
+def _mul(r: int, kk: int, c: int, a: int, b: int, ac: int, accumulate: int, load_weights: int) -> list[Concrete]:
+    out = [_c("preload_ws", rows=kk, cols=c, b=b)] if load_weights else []
+    out.append(_c("matmul_ws_acc", a_rows=r, a_cols=kk, c_rows=r, c_cols=c, accumulate=accumulate, a=a, c=ac))
+    return out
+
+
+def _store(r: int, c: int, dram: int, ac: int, bias_dram: int, scratch: int, stride: int, tail: Any,
+           has_bias: bool) -> list[Concrete]:
+    """``tail``: the layer's ``compilers.middle.gemm.Tail`` (``raw``, ``scale``, ``relu``)."""
+    if tail.raw:
+        return [_c("mvout_acc_raw", rows=r, cols=c, stride=stride, ac=ac, dram=dram)]
+    return [_c("mvout_acc", rows=r, cols=c, stride=stride, scale=f32_bits(tail.scale), relu=int(tail.relu),
+               ac=ac, dram=dram)]
+
+
+TILES = GemminiTiles(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
+                   scale_ok=_scale_ok, layouts=("", ""), one_block_to_act=True, b_group=1, scratch_bytes=0,
+                   operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
+                   prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul, store=_store)
