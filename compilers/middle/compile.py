@@ -1,7 +1,7 @@
 """The middle end's entry: a layer tiled into one program before Act's phase 1.
 
 What belongs here: :func:`compile_tiled`, called by :func:`compilers.act.driver.compile_graph`
-first. It recognizes the layer (:mod:`.gemm`), asks the target package for its
+first. It recognizes the layer (:mod:`.gemm`, else a convolution layer: :mod:`.conv`), asks the target package for its
 :class:`~.schedule.TileTarget`, plans and composes the program (:mod:`.schedule`) and returns it
 with its figures, or None where the middle end does not take the kernel (Act compiles it).
 
@@ -20,6 +20,7 @@ from semantics.ir import Graph
 
 from ..isa import Accelerator
 from ..program import Program
+from .conv import Conv, conv_fits, conv_program, recognize_conv
 from .gemm import Gemm, recognize
 from .schedule import TileTarget, plan, tile_program
 
@@ -31,7 +32,7 @@ class Tiled:
     """A tiled compile: the program, the layer, the distinct micro-kernels built and the seconds."""
 
     program: Program
-    gemm: Gemm
+    gemm: Gemm | Conv
     micro_kernels: int
     tiles: int
     seconds: float
@@ -55,7 +56,13 @@ def compile_tiled(graph: Graph, acc: Accelerator) -> Tiled | None:
         return None
     g = recognize(graph)
     if g is None:
-        return None
+        cv = recognize_conv(graph)
+        t_conv: TileTarget = make()  # type: ignore[assignment]
+        if cv is None or not conv_fits(t_conv):
+            return None
+        t0 = time.perf_counter()
+        prog, mk, ntiles = conv_program(cv, t_conv, acc.hbm_size, acc.name)
+        return Tiled(prog, cv, len(mk.built), ntiles, time.perf_counter() - t0)
     t: TileTarget = make()  # type: ignore[assignment]
     if not takes(g, t):
         return None
