@@ -5,6 +5,11 @@ first. It recognizes the layer (:mod:`.gemm`, else a convolution layer: :mod:`.c
 :class:`~.schedule.TileTarget`, plans and composes the program (:mod:`.schedule`) and returns it
 with its figures, or None where the middle end does not take the kernel (Act compiles it).
 
+A target whose offer has a ``row_block`` (QKV's fixed 64-row blocks) gets row blocks instead
+(:mod:`.rows`): a kernel with a matmul or a reduction and a dimension larger than the block is cut
+into row blocks, Act compiles one block and the program repeats it per block; a kernel that does
+not decompose exactly exits 3 naming the operator.
+
 It takes a recognized layer unless the layer fits one block with no bias and the int32-clamp
 tail, which Act's instruction selection compiles by itself (the paper's ``gemmini_gemm``, whose
 program stays Act's). A layer it takes but the target cannot run raises
@@ -22,7 +27,8 @@ from ..isa import Accelerator
 from ..program import Program
 from .conv import Conv, conv_fits, conv_program, recognize_conv
 from .gemm import Gemm, recognize
-from .schedule import TileTarget, plan, tile_program
+from .rows import RowSplit, block_graph, row_blocks, row_program, row_split
+from .schedule import TileError, TileTarget, plan, tile_program
 
 __all__ = ["Tiled", "compile_tiled", "takes"]
 
@@ -32,7 +38,7 @@ class Tiled:
     """A tiled compile: the program, the layer, the distinct micro-kernels built and the seconds."""
 
     program: Program
-    gemm: Gemm | Conv
+    gemm: Gemm | Conv | RowSplit
     micro_kernels: int
     tiles: int
     seconds: float
@@ -54,6 +60,9 @@ def compile_tiled(graph: Graph, acc: Accelerator) -> Tiled | None:
     make = target_package(acc.name).tiles
     if make is None:
         return None
+    block = getattr(make(), "row_block", None)
+    if block is not None:
+        return _row_blocks(graph, acc, block)
     g = recognize(graph)
     if g is None:
         cv = recognize_conv(graph)
@@ -72,3 +81,27 @@ def compile_tiled(graph: Graph, acc: Accelerator) -> Tiled | None:
     bm, _, bn = t.block
     ntiles = -(-g.m // bm) * -(-g.n // bn)
     return Tiled(prog, g, len(mk.built), ntiles, time.perf_counter() - t0)
+
+
+def _row_blocks(graph: Graph, acc: Accelerator, block: int) -> Tiled | None:
+    """Row blocks of ``block`` rows (module doc), or None where the kernel fits one block or has
+    no matmul or reduction (Act compiles it as it is)."""
+    from semantics.types import TensorType
+
+    from ..act.driver import compile_graph
+    from ..act.errors import Unsupported
+
+    ins = graph.entry.instructions
+    if not any(i.opcode in ("dot", "reduce") for i in ins):
+        return None
+    if not any(isinstance(i.type, TensorType) and any(d > block for d in i.type.shape) for i in ins):
+        return None
+    t0 = time.perf_counter()
+    rs = row_split(graph, block)
+    try:
+        one = compile_graph(block_graph(graph, rs, block), acc).program
+    except Unsupported as e:
+        raise TileError(f"the kernel decomposes into {block}-row blocks, but one block does not compile: "
+                        f"{e.reason}") from None
+    prog = row_program(graph, rs, block, one, acc)
+    return Tiled(prog, rs, 1, len(row_blocks(rs.m, block)), time.perf_counter() - t0)

@@ -2,6 +2,7 @@
 
 - :mod:`.description`: buffers d1/d2, the seven instructions, their contracts and costs, the sizes.
 - :mod:`.encode`: the 64-bit instruction words the RTL (rtl_harness/rtl/qkv) decodes.
+- :mod:`.tiles`: the fixed 64-row block the middle end cuts larger kernels into (``PACKAGE.tiles``).
 
 Backends: ``sim`` (the description's functional simulator) and ``rtl`` (the Verilated qkv_top).
 """
@@ -13,4 +14,12 @@ from .description import D1_ROWS, D2_ROWS, HBM_SIZE, ROW, build
 
 __all__ = ["PACKAGE", "HBM_SIZE", "D1_ROWS", "D2_ROWS", "ROW", "build"]
 
-PACKAGE = TargetPackage("qkv", build, backends=("sim", "rtl"))
+
+
+def _tiles() -> object:
+    from .tiles import TILES
+
+    return TILES
+
+
+PACKAGE = TargetPackage("qkv", build, backends=("sim", "rtl"), tiles=_tiles)
