@@ -411,7 +411,8 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
     from ..middle.schedule import TileError
 
     try:
-        tiled = compile_tiled(graph, acc)
+        tiled = compile_tiled(graph, acc, lambda block: compile_graph(block, acc, cost, n, max_iters, rules,
+                                                                      time_budget).program)
     except TileError as e:
         raise Unsupported(e.reason) from None
     if tiled is not None:

@@ -7,6 +7,10 @@
 - :mod:`.schedule`: the outer schedule (blocks and capacities read from the target's
   :class:`~.schedule.TileTarget`, loop order, operand reuse, on-chip placement decided once) and
   its composition from per-shape micro-kernels into one :class:`compilers.program.Program`.
+- :mod:`.conv`: a quantized convolution layer, its taps-as-GEMMs identity and its direct-tiling
+  schedule over the same micro-kernels.
+- :mod:`.rows`: row blocks for a target with a fixed block (QKV): the exactness analysis, the
+  block kernel Act compiles, and its program repeated per block.
 
 No target name appears here; a target offers tiling through ``TargetPackage.tiles``.
 """

@@ -19,7 +19,10 @@ program stays Act's). A layer it takes but the target cannot run raises
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from semantics.errors import AccvError
 
 from semantics.ir import Graph
 
@@ -51,8 +54,11 @@ def takes(g: Gemm, t: TileTarget) -> bool:
     return not (one_block and g.bias is None and g.tail.scale == 1.0 and not g.tail.relu)
 
 
-def compile_tiled(graph: Graph, acc: Accelerator) -> Tiled | None:
-    """The tiled program of ``graph`` for ``acc``, or None where the middle end does not take it."""
+def compile_tiled(graph: Graph, acc: Accelerator,
+                  compile_block: Callable[[Graph], Program] | None = None) -> Tiled | None:
+    """The tiled program of ``graph`` for ``acc``, or None where the middle end does not take it.
+    ``compile_block`` compiles one row block (:mod:`.rows`; the driver passes Act's compile, which
+    raises an :class:`~semantics.errors.AccvError` with exit code 3 where it cannot)."""
     from ..targets import TARGETS, target_package
 
     if acc.name not in TARGETS:
@@ -62,7 +68,7 @@ def compile_tiled(graph: Graph, acc: Accelerator) -> Tiled | None:
         return None
     block = getattr(make(), "row_block", None)
     if block is not None:
-        return _row_blocks(graph, acc, block)
+        return _row_blocks(graph, acc, block, compile_block)
     g = recognize(graph)
     if g is None:
         cv = recognize_conv(graph)
@@ -83,13 +89,11 @@ def compile_tiled(graph: Graph, acc: Accelerator) -> Tiled | None:
     return Tiled(prog, g, len(mk.built), ntiles, time.perf_counter() - t0)
 
 
-def _row_blocks(graph: Graph, acc: Accelerator, block: int) -> Tiled | None:
+def _row_blocks(graph: Graph, acc: Accelerator, block: int,
+                compile_block: Callable[[Graph], Program] | None) -> Tiled | None:
     """Row blocks of ``block`` rows (module doc), or None where the kernel fits one block or has
     no matmul or reduction (Act compiles it as it is)."""
     from semantics.types import TensorType
-
-    from ..act.driver import compile_graph
-    from ..act.errors import Unsupported
 
     ins = graph.entry.instructions
     if not any(i.opcode in ("dot", "reduce") for i in ins):
@@ -98,9 +102,13 @@ def _row_blocks(graph: Graph, acc: Accelerator, block: int) -> Tiled | None:
         return None
     t0 = time.perf_counter()
     rs = row_split(graph, block)
+    if compile_block is None:
+        raise TileError(f"the kernel decomposes into {block}-row blocks, but no block compiler was given")
     try:
-        one = compile_graph(block_graph(graph, rs, block), acc).program
-    except Unsupported as e:
+        one = compile_block(block_graph(graph, rs, block))
+    except AccvError as e:
+        if e.exit_code != 3:
+            raise
         raise TileError(f"the kernel decomposes into {block}-row blocks, but one block does not compile: "
                         f"{e.reason}") from None
     prog = row_program(graph, rs, block, one, acc)

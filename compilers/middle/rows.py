@@ -23,7 +23,10 @@ back from the root, a row-indexed value may be
 
 Every other value is computed whole from parameters that are not cut. Then for any set of rows
 R, ``kernel(P[R], W)[R] = kernel(P, W)[R]``: the same operators on the same numbers, in the same
-order (the reduction and contraction dimensions are not split, so no rounding moves). Blocks of
+order (the reduction and contraction dimensions are not split, so no rounding moves), up to the
+sign of a NaN that an add of two NaNs of both signs returns: IEEE 754 leaves it open and the
+reference's numpy loops choose by the element's position in the array, which differs between the
+whole kernel and its block (the QKV softmax contract's declared difference). Blocks of
 ``row_block`` rows are computed in turn; a last block shorter than the block is computed as the
 ``row_block`` rows ending at the last row (overlapping the previous block: those rows are written
 twice with the same bits), so one block program serves every block. A kernel whose reduction or

@@ -65,6 +65,15 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint16)
 
 
+def _same(want: np.ndarray, got: np.ndarray) -> bool:
+    """Bit for bit, except the sign of a NaN where both are NaN: the reference's numpy loops pick
+    which of two NaNs an add returns by the element's position in the array (the softmax
+    contract's declared difference, compilers/targets/qkv/description.py), and a row's position
+    differs between the whole kernel and its block."""
+    diff = _bits(want) != _bits(got)
+    return bool(not (diff & ~(np.isnan(want.astype(np.float32)) & np.isnan(got.astype(np.float32)))).any())
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kind=st.sampled_from([attention, matmul, softmax]), m=st.integers(2, 40), n=st.integers(1, 6),
        data=st.data(), seed=st.integers(0, 3))
@@ -78,7 +87,9 @@ def test_a_row_block_of_the_kernel_is_the_kernel_of_the_row_block(kind, m: int, 
     comp = graph.entry
     sub = [x[r0:r0 + rows] if int(comp[p].attrs["index"]) in rs.cut else x for p, x in zip(comp.params, xs, strict=True)]
     (got,) = evaluate(block_graph(graph, rs, rows), sub)
-    assert np.array_equal(_bits(want[r0:r0 + rows]), _bits(got))
+    assert _same(want[r0:r0 + rows], got)
+    if not seed % 2:        # no NaN inputs: every bit
+        assert np.array_equal(_bits(want[r0:r0 + rows]), _bits(got))
 
 
 def test_row_blocks_cover_every_row_with_full_blocks() -> None:
@@ -100,7 +111,7 @@ def test_qkv_row_block_programs_check_bit_for_bit(text: str) -> None:
         xs = random_inputs(graph, seed, edges=bool(seed % 2))
         (want,) = evaluate(graph, xs)
         (got,) = simulate(acc, res.program, xs).outputs
-        assert np.array_equal(_bits(want), _bits(got))
+        assert _same(want, got) and (seed % 2 or np.array_equal(_bits(want), _bits(got)))
 
 
 def test_kernels_that_do_not_decompose_by_rows_exit_3() -> None:
