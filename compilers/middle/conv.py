@@ -257,7 +257,8 @@ def conv_gemm_graph(cv: Conv) -> Graph:
                   f"  {t}_k = s32[1,1,{cv.c},{cv.o}] slice(W32), slice={{[{kh}:{kh + 1}], [{kw}:{kw + 1}], "
                   f"[0:{cv.c}], [0:{cv.o}]}}",
                   f"  {t}_b = s32[{cv.c},{cv.o}] reshape({t}_k)",
-                  f"  {t}_d = s32[{m},{cv.o}] dot({t}_a, {t}_b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}"]
+                  f"  {t}_d = s32[{m},{cv.o}] dot({t}_a, {t}_b), lhs_contracting_dims={{1}}, "
+                  "rhs_contracting_dims={0}"]
             if acc is None:
                 acc = f"{t}_d"
             else:
@@ -346,7 +347,8 @@ def _plan(cv: Conv, t: TileTarget, hbm_size: int) -> ConvPlan:
     if t.scratch_bytes:
         end = _align(end + t.scratch_bytes)
     if end > hbm_size:
-        raise TileError(f"the convolution's operands and result need {end} bytes of HBM, the description has {hbm_size}")
+        raise TileError(f"the convolution's operands and result need {end} bytes of HBM, "
+                        f"the description has {hbm_size}")
     return ConvPlan(x_at, w_at, bias_at, out_at, zeros_at, consts_at, scratch_at, end, chunk, w_resident)
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 
 from semantics.hlo_parser import parse_hlo
 from semantics.hlo_printer import print_hlo
-from semantics.ir import Graph, Instruction
+from semantics.ir import Computation, Graph, Instruction
 from semantics.ops._table import get_op
 from semantics.types import TensorType
 
@@ -105,7 +105,7 @@ def row_split(graph: Graph, block: int) -> RowSplit:
     return RowSplit(m, cut, frozenset(rows))
 
 
-def _operands(comp, ins: Instruction, m: int, block: int) -> list[tuple[str, bool]]:  # noqa: ANN001
+def _operands(comp: Computation, ins: Instruction, m: int, block: int) -> list[tuple[str, bool]]:
     """(operand, row-indexed) for a row-indexed ``ins`` (module doc), or NoRows naming why not."""
     op, shape = ins.opcode, ins.tensor_type.shape
     if shape[0] != m:

@@ -18,7 +18,8 @@ from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
 
-_ADD = "HloModule rows\n\nadd_bf16 {\n  x = bf16[] parameter(0)\n  y = bf16[] parameter(1)\n  ROOT s = bf16[] add(x, y)\n}\n\n"
+_ADD = ("HloModule rows\n\nadd_bf16 {\n  x = bf16[] parameter(0)\n  y = bf16[] parameter(1)\n"
+        "  ROOT s = bf16[] add(x, y)\n}\n\n")
 
 
 def attention(m: int, n: int = 64, d: int = 64) -> str:
@@ -77,7 +78,8 @@ def _same(want: np.ndarray, got: np.ndarray) -> bool:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kind=st.sampled_from([attention, matmul, softmax]), m=st.integers(2, 40), n=st.integers(1, 6),
        data=st.data(), seed=st.integers(0, 3))
-def test_a_row_block_of_the_kernel_is_the_kernel_of_the_row_block(kind, m: int, n: int, data, seed: int) -> None:  # noqa: ANN001
+def test_a_row_block_of_the_kernel_is_the_kernel_of_the_row_block(kind, m: int, n: int, data,  # noqa: ANN001
+                                                                  seed: int) -> None:
     graph = parse_hlo(kind(m, n, n) if kind is not softmax else kind(m, n))
     rs = row_split(graph, 64)
     rows = data.draw(st.integers(1, m))
@@ -85,7 +87,8 @@ def test_a_row_block_of_the_kernel_is_the_kernel_of_the_row_block(kind, m: int, 
     xs = random_inputs(graph, seed, edges=bool(seed % 2))
     (want,) = evaluate(graph, xs)
     comp = graph.entry
-    sub = [x[r0:r0 + rows] if int(comp[p].attrs["index"]) in rs.cut else x for p, x in zip(comp.params, xs, strict=True)]
+    sub = [x[r0:r0 + rows] if int(comp[p].attrs["index"]) in rs.cut else x
+           for p, x in zip(comp.params, xs, strict=True)]
     (got,) = evaluate(block_graph(graph, rs, rows), sub)
     assert _same(want[r0:r0 + rows], got)
     if not seed % 2:        # no NaN inputs: every bit
