@@ -81,6 +81,23 @@ def test_a_wide_layer_runs_on_the_stream_backend_too() -> None:
         assert np.array_equal(want, got), backend
 
 
+@pytest.mark.parametrize("hw", [8, 9])
+def test_jax_same_padding_at_stride_2_is_asymmetric_and_checks(hw: int) -> None:
+    """jax's 'SAME' at stride 2 pads (0, 1) on an even size and (1, 1) on an odd one."""
+    acc = load_target("gemmini")
+    pad = "0_1x0_1" if hw % 2 == 0 else "1_1x1_1"
+    text = conv_hlo(2, hw, hw, 5, 3, 12, 2, 1, bias=True, scale=0.0625, relu=True).replace("pad=1_1x1_1", f"pad={pad}")
+    graph = parse_hlo(text)
+    cv = recognize_conv(graph)
+    assert cv is not None and cv.pad == (((0, 1), (0, 1)) if hw % 2 == 0 else ((1, 1), (1, 1)))
+    res = compile_graph(graph, acc)
+    for seed in (0, 1):
+        xs = random_inputs(graph, seed, edges=bool(seed))
+        (want,) = evaluate(graph, xs)
+        (got,) = simulate(acc, res.program, xs).outputs
+        assert np.array_equal(want, got)
+
+
 def test_micro_kernels_grow_with_shapes_not_positions() -> None:
     acc = load_target("gemmini")
     small = compile_tiled(_conv(1, 16, 16, 16, (3, 1), 1, False, (1.0, False)), acc)
