@@ -113,3 +113,27 @@ def test_a_scale_outside_the_store_paths_domain_exits_3() -> None:
 
 def test_other_targets_leave_convolutions_to_act() -> None:
     assert compile_tiled(_conv(1, 5, 3, 4, (3, 1), 1, False, (1.0, False)), load_target("amx")) is None
+
+
+@pytest.mark.parametrize("operand_blocks,acc_blocks", [(8, 4), (3, 2)])
+def test_small_buffers_stream_the_weights_and_chunk_the_rows(operand_blocks: int, acc_blocks: int) -> None:
+    """Weights that do not fit half the operand buffer are loaded per use (two slots), and rows go
+    in several accumulator chunks: the same results with Gemmini's blocks in smaller buffers."""
+    from dataclasses import replace
+
+    from compilers.middle.conv import conv_program
+    from compilers.targets.gemmini.tiles import TILES
+
+    acc = load_target("gemmini")
+    graph = _conv(2, 9, 20, 18, (3, 1), 1, True, (0.0625, True))
+    cv = recognize_conv(graph)
+    assert cv is not None
+    small = replace(TILES, operand_blocks=operand_blocks, acc_blocks=acc_blocks)
+    prog, _, _ = conv_program(cv, small, acc.hbm_size, "gemmini")
+    full, _, _ = conv_program(cv, TILES, acc.hbm_size, "gemmini")
+    loads = [sum(c.name == "preload_ws" for c in p.instructions) for p in (prog, full)]
+    assert loads[0] > loads[1]
+    xs = random_inputs(graph, 1, edges=True)
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(acc, prog, xs).outputs
+    assert np.array_equal(want, got)
