@@ -1,8 +1,8 @@
 """The middle end's entry: a layer tiled into one program before Act's phase 1.
 
 What belongs here: :func:`compile_tiled`, called by :func:`compilers.act.driver.compile_graph`
-first. It recognizes the layer (:mod:`.gemm`, else a convolution layer: :mod:`.conv`), asks the target package for its
-:class:`~.schedule.TileTarget`, plans and composes the program (:mod:`.schedule`) and returns it
+first. It recognizes the layer (:mod:`.gemm`, else a convolution layer: :mod:`.conv`), asks the
+target package for its :class:`~.schedule.TileTarget`, plans and composes the program (:mod:`.schedule`) and returns it
 with its figures, or None where the middle end does not take the kernel (Act compiles it).
 
 A target whose offer has a ``row_block`` (QKV's fixed 64-row blocks) gets row blocks instead
@@ -23,7 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from semantics.errors import AccvError
-
 from semantics.ir import Graph
 
 from ..isa import Accelerator
@@ -66,19 +65,19 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     make = target_package(acc.name).tiles
     if make is None:
         return None
-    block = getattr(make(), "row_block", None)
+    offer = make()
+    block = getattr(offer, "row_block", None)
     if block is not None:
         return _row_blocks(graph, acc, block, compile_block)
+    t: TileTarget = offer  # type: ignore[assignment]
     g = recognize(graph)
     if g is None:
         cv = recognize_conv(graph)
-        t_conv: TileTarget = make()  # type: ignore[assignment]
-        if cv is None or not conv_fits(t_conv):
+        if cv is None or not conv_fits(t):
             return None
         t0 = time.perf_counter()
-        prog, mk, ntiles = conv_program(cv, t_conv, acc.hbm_size, acc.name)
+        prog, mk, ntiles = conv_program(cv, t, acc.hbm_size, acc.name)
         return Tiled(prog, cv, len(mk.built), ntiles, time.perf_counter() - t0)
-    t: TileTarget = make()  # type: ignore[assignment]
     if not takes(g, t):
         return None
     t0 = time.perf_counter()

@@ -15,7 +15,6 @@ from .description import D1_ROWS, D2_ROWS, HBM_SIZE, ROW, build
 __all__ = ["PACKAGE", "HBM_SIZE", "D1_ROWS", "D2_ROWS", "ROW", "build"]
 
 
-
 def _tiles() -> object:
     from .tiles import TILES
 
