@@ -266,18 +266,27 @@ def xla_simplifier() -> str:
 
 
 def tiling_random() -> str:
-    """Random GEMM layer shapes through the middle end, checked on the Gemmini simulator."""
+    """Random GEMM layer shapes through the middle end, checked on the Gemmini and AMX simulators."""
     d = _load("tiling_gemm.json")
     rows = d["random"]
-    out = ["| M x K x N | bias | tail | instructions | micro-kernels | compile ms | checked |",
-           "|---|---|---|---:|---:|---:|---|"]
+    out = ["| M x K x N | bias | tail | Gemmini instructions | micro-kernels | compile ms | checked "
+           "| AMX instructions | micro-kernels | compile ms | checked |",
+           "|---|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
     for r in rows:
-        out.append(f"| {r['m']}x{r['k']}x{r['n']} | {'yes' if r['bias'] else 'no'} | {r['tail']} | {r['instructions']} "
-                   f"| {r['micro_kernels']} | {_ms(r['compile_ms'])} | {'yes' if r['checked'] else '**no**'} |")
-    ok = sum(r["checked"] for r in rows)
-    out += ["", f"{ok} of {len(rows)} check bit for bit on the simulator (one input set each, edge values on every "
-            f"other); compile median {_ms(statistics.median(r['compile_ms'] for r in rows))} ms, max "
-            f"{_ms(max(r['compile_ms'] for r in rows))} ms.", "", _provenance(d)]
+        cells = []
+        for t in ("gemmini", "amx"):
+            x = r[t]
+            cells.append(f"{x['instructions']} | {x['micro_kernels']} | {_ms(x['compile_ms'])} "
+                         f"| {'yes' if x['checked'] else '**no**'}")
+        out.append(f"| {r['m']}x{r['k']}x{r['n']} | {'yes' if r['bias'] else 'no'} | {r['tail']} | "
+                   + " | ".join(cells) + " |")
+    summary = []
+    for t, title in (("gemmini", "Gemmini"), ("amx", "AMX")):
+        ok = sum(r[t]["checked"] for r in rows)
+        ms = [r[t]["compile_ms"] for r in rows]
+        summary.append(f"{title}: {ok} of {len(rows)} check bit for bit on the simulator, compile median "
+                       f"{_ms(statistics.median(ms))} ms, max {_ms(max(ms))} ms")
+    out += ["", "; ".join(summary) + " (one input set each, edge values on every other).", "", _provenance(d)]
     return "\n".join(out)
 
 

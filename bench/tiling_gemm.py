@@ -4,8 +4,9 @@ simulator, the quantized linear layer, and Gemmini RTL cycles with the array's u
     python bench/tiling_gemm.py [--random 16] [--seed 7] [--no-rtl] [--json bench/results/tiling_gemm.json]
 
 - ``random``: M, K, N drawn from 1..300 (a third of them primes), with or without bias, the tails
-  raw int32 / saturate / f32 scale / ReLU; each compiles for Gemmini and one input set (edge
-  values on odd cases) runs on the simulator against the reference, bit for bit.
+  raw int32 / saturate / f32 scale / ReLU; each compiles for Gemmini and for AMX (B declared in
+  VNNI layout) and one input set (edge values on odd cases) runs on each simulator against the
+  reference, bit for bit.
 - ``layers``: the quantized linear layer s8[M,K] x s8[K,N] + s32 bias, f32 scale 1/16, round,
   clamp, s8, ReLU at 32x64x32 and 1024x1024x1024: compile, the store path's instructions, checked
   on the simulator.
@@ -50,16 +51,22 @@ def _size(rng: random.Random) -> int:
     return rng.choice(PRIMES) if rng.random() < 1 / 3 else rng.randint(1, 300)
 
 
-def _compile(text: str) -> tuple[object, object, float]:
+def _vnni(text: str, k: int, n: int) -> str:
+    """B declared in VNNI layout, the operand AMX's TDPBSSD reads (weights pre-packed)."""
+    return text.replace(f"b = s8[{k},{n}] parameter(1)", f"b = s8[{k},{n}]{{1,0:T(4,1)}} parameter(1)")
+
+
+def _compile(text: str, target: str = "gemmini") -> tuple[object, object, float]:
     g = parse_hlo(text)
-    acc = load_target("gemmini")
+    acc = load_target(target)
     t0 = time.perf_counter()
     res = compile_graph(g, acc)
     return g, res, time.perf_counter() - t0
 
 
-def _check(g: object, prog: object, backend: str, seed: int) -> tuple[bool, int | None, float]:
-    acc = load_target("gemmini")
+def _check(g: object, prog: object, backend: str, seed: int, target: str = "gemmini"
+           ) -> tuple[bool, int | None, float]:
+    acc = load_target(target)
     xs = random_inputs(g, seed, edges=bool(seed % 2))  # type: ignore[arg-type]
     (want,) = evaluate(g, xs)  # type: ignore[arg-type]
     t0 = time.perf_counter()
@@ -74,13 +81,16 @@ def random_cases(n: int, seed: int) -> list[dict]:
         m, k, nn = _size(rng), _size(rng), _size(rng)
         bias = rng.random() < 0.5
         name, scale, relu = rng.choice(TAILS)
-        g, res, dt = _compile(layer_hlo(m, k, nn, bias=bias, scale=scale, relu=relu))
-        ok, cycles, run_s = _check(g, res.program, "sim", i)
-        rec = {"m": m, "k": k, "n": nn, "bias": bias, "tail": name, "instructions": len(res.program),
-               "micro_kernels": res.stats.micro_kernels, "compile_ms": dt * 1e3, "checked": ok,
-               "edge_values": bool(i % 2), "sim_s": run_s}
-        print(f"  {m}x{k}x{nn} bias={bias} {name}: {len(res.program)} instructions, {res.stats.micro_kernels} "
-              f"micro-kernels, compile {dt * 1e3:.1f} ms, sim {run_s:.1f} s, {'checked' if ok else 'WRONG'}", flush=True)
+        rec: dict = {"m": m, "k": k, "n": nn, "bias": bias, "tail": name, "edge_values": bool(i % 2)}
+        text = layer_hlo(m, k, nn, bias=bias, scale=scale, relu=relu)
+        for target, src in (("gemmini", text), ("amx", _vnni(text, k, nn))):
+            g, res, dt = _compile(src, target)
+            ok, cycles, run_s = _check(g, res.program, "sim", i, target)
+            rec[target] = {"instructions": len(res.program), "micro_kernels": res.stats.micro_kernels,
+                           "compile_ms": dt * 1e3, "checked": ok, "sim_s": run_s}
+            print(f"  {target} {m}x{k}x{nn} bias={bias} {name}: {len(res.program)} instructions, "
+                  f"{res.stats.micro_kernels} micro-kernels, compile {dt * 1e3:.1f} ms, sim {run_s:.1f} s, "
+                  f"{'checked' if ok else 'WRONG'}", flush=True)
         out.append(rec)
     return out
 
@@ -128,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from bench._meta import RESULTS, run_meta
 
-    print("random shapes (Gemmini, simulator):")
+    print("random shapes (Gemmini and AMX, simulator):")
     rnd = random_cases(args.random, args.seed)
     print("quantized linear layers:")
     lay = layers()
@@ -142,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps({**run_meta(), "command": cmd, "dim": DIM, "autocomp": AUTOCOMP, "random": rnd,
                                "layers": lay, "rtl": meas}, indent=1) + "\n")
     print(f"JSON: {out}")
-    bad = [r for r in rnd + lay + meas if not r["checked"]]
+    bad = [r for r in lay + meas if not r["checked"]] + [r for r in rnd if not (r["gemmini"]["checked"]
+                                                                                  and r["amx"]["checked"])]
     return 1 if bad else 0
 
 

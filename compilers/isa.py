@@ -231,6 +231,9 @@ class Accelerator:
         self.hbm_size = hbm_size
         self.buffers: dict[str, DataModel] = {HBM: DataModel(HBM, (hbm_size,), (), U8, "HBM (byte addressable)")}
         self.instructions: dict[str, InstrDef] = {}
+        #: instructions only the middle end's micro-kernels emit (compilers/middle); Act's
+        #: instruction selection leaves them out, so they cost the paper kernels' compiles nothing
+        self.tile_only: tuple[str, ...] = ()
 
     # -- building ------------------------------------------------------------------------------
 

@@ -410,9 +410,12 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
     from ..middle.compile import compile_tiled
     from ..middle.schedule import TileError
 
+    def block(g: Graph) -> Program:
+        with _fewer_collections():
+            return _compile_graph(g, acc, cost, n, max_iters, rules, time_budget).program
+
     try:
-        tiled = compile_tiled(graph, acc, lambda block: compile_graph(block, acc, cost, n, max_iters, rules,
-                                                                      time_budget).program)
+        tiled = compile_tiled(graph, acc, block)
     except TileError as e:
         raise Unsupported(e.reason) from None
     if tiled is not None:

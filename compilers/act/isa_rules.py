@@ -158,6 +158,8 @@ class IsaRules:
         dims |= {a * b for a in list(dims) for b in (2, 4)}
         out = []
         for ins in self.acc.instructions.values():
+            if ins.name in self.acc.tile_only:
+                continue
             for alpha in self._candidates(ins, dims):
                 env = dict.fromkeys(ins.beta, 0) | alpha
                 try:

@@ -51,6 +51,8 @@ def target_rules(acc: Accelerator, lib: dict[str, Rule] | None = None) -> list[R
         lib = load()
     target_ops: set[str] = set()
     for ins in acc.instructions.values():
+        if ins.name in acc.tile_only:
+            continue
         for alpha in _sample_alphas(ins):
             try:
                 g = ins.graph(alpha)

@@ -9,8 +9,9 @@
   its composition from per-shape micro-kernels into one :class:`compilers.program.Program`.
 - :mod:`.conv`: a quantized convolution layer, its taps-as-GEMMs identity and its direct-tiling
   schedule over the same micro-kernels.
-- :mod:`.rows`: row blocks for a target with a fixed block (QKV): the exactness analysis, the
-  block kernel Act compiles, and its program repeated per block.
+- :mod:`.rows`: row blocks of a kernel row-wise in one input, each block height compiled by Act
+  once and repeated with moved HBM addresses.
+- :mod:`.compile`: the entry the driver calls first (:func:`~.compile.compile_tiled`).
 
 No target name appears here; a target offers tiling through ``TargetPackage.tiles``.
 """

@@ -2,15 +2,12 @@
 
 What belongs here: :func:`compile_tiled`, called by :func:`compilers.act.driver.compile_graph`
 first. It recognizes the layer (:mod:`.gemm`, else a convolution layer: :mod:`.conv`), asks the
-target package for its :class:`~.schedule.TileTarget`, plans and composes the program (:mod:`.schedule`) and returns it
-with its figures, or None where the middle end does not take the kernel (Act compiles it).
+target package for its :class:`~.schedule.TileTarget`, plans and composes the program
+(:mod:`.schedule`, or :mod:`.conv`'s schedule) and returns it with its figures, or None where the middle end does not take the kernel (Act compiles it).
 
-A target whose offer has a ``row_block`` (QKV's fixed 64-row blocks) gets row blocks instead
-(:mod:`.rows`): a kernel with a matmul or a reduction and a dimension larger than the block is cut
-into row blocks, Act compiles one block and the program repeats it per block; a kernel that does
-not decompose exactly exits 3 naming the operator.
-
-It takes a recognized layer unless the layer fits one block with no bias and the int32-clamp
+For a target that offers row blocks (``row_block``), it splits a kernel whose result is row-wise
+in one input into blocks of rows (:mod:`.rows`), each distinct block height compiled once by
+Act. Otherwise it takes a recognized layer unless the layer fits one block with no bias and the int32-clamp
 tail, which Act's instruction selection compiles by itself (the paper's ``gemmini_gemm``, whose
 program stays Act's). A layer it takes but the target cannot run raises
 :class:`~.schedule.TileError` (exit 3) naming why.
@@ -22,15 +19,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from semantics.errors import AccvError
 from semantics.ir import Graph
 
 from ..isa import Accelerator
 from ..program import Program
 from .conv import Conv, conv_fits, conv_program, recognize_conv
 from .gemm import Gemm, recognize
-from .rows import RowSplit, block_graph, row_blocks, row_program, row_split
-from .schedule import TileError, TileTarget, plan, tile_program
+from .schedule import TileTarget, plan, tile_program
 
 __all__ = ["Tiled", "compile_tiled", "takes"]
 
@@ -40,7 +35,7 @@ class Tiled:
     """A tiled compile: the program, the layer, the distinct micro-kernels built and the seconds."""
 
     program: Program
-    gemm: Gemm | Conv | RowSplit
+    gemm: Gemm | Conv | None
     micro_kernels: int
     tiles: int
     seconds: float
@@ -56,8 +51,7 @@ def takes(g: Gemm, t: TileTarget) -> bool:
 def compile_tiled(graph: Graph, acc: Accelerator,
                   compile_block: Callable[[Graph], Program] | None = None) -> Tiled | None:
     """The tiled program of ``graph`` for ``acc``, or None where the middle end does not take it.
-    ``compile_block`` compiles one row block (:mod:`.rows`; the driver passes Act's compile, which
-    raises an :class:`~semantics.errors.AccvError` with exit code 3 where it cannot)."""
+    ``compile_block`` compiles a row-block kernel (Act's driver); without it no row blocks."""
     from ..targets import TARGETS, target_package
 
     if acc.name not in TARGETS:
@@ -66,9 +60,9 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     if make is None:
         return None
     offer = make()
-    block = getattr(offer, "row_block", None)
-    if block is not None:
-        return _row_blocks(graph, acc, block, compile_block)
+    row_block = getattr(offer, "row_block", None)
+    if row_block is not None:
+        return _rows(graph, acc, offer, compile_block) if compile_block is not None else None
     t: TileTarget = offer  # type: ignore[assignment]
     g = recognize(graph)
     if g is None:
@@ -88,27 +82,13 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     return Tiled(prog, g, len(mk.built), ntiles, time.perf_counter() - t0)
 
 
-def _row_blocks(graph: Graph, acc: Accelerator, block: int,
-                compile_block: Callable[[Graph], Program] | None) -> Tiled | None:
-    """Row blocks of ``block`` rows (module doc), or None where the kernel fits one block or has
-    no matmul or reduction (Act compiles it as it is)."""
-    from semantics.types import TensorType
+def _rows(graph: Graph, acc: Accelerator, offer: object, compile_block: Callable[[Graph], Program]) -> Tiled | None:
+    from .rows import compile_rows, row_split
 
-    ins = graph.entry.instructions
-    if not any(i.opcode in ("dot", "reduce") for i in ins):
-        return None
-    if not any(isinstance(i.type, TensorType) and any(d > block for d in i.type.shape) for i in ins):
+    block: int = offer.row_block  # type: ignore[attr-defined]
+    split = row_split(graph)
+    if split is None or split.rows <= block:
         return None
     t0 = time.perf_counter()
-    rs = row_split(graph, block)
-    if compile_block is None:
-        raise TileError(f"the kernel decomposes into {block}-row blocks, but no block compiler was given")
-    try:
-        one = compile_block(block_graph(graph, rs, block))
-    except AccvError as e:
-        if e.exit_code != 3:
-            raise
-        raise TileError(f"the kernel decomposes into {block}-row blocks, but one block does not compile: "
-                        f"{e.reason}") from None
-    prog = row_program(graph, rs, block, one, acc)
-    return Tiled(prog, rs, 1, len(row_blocks(rs.m, block)), time.perf_counter() - t0)
+    prog, kinds = compile_rows(graph, acc, split, block, offer.max_extent, compile_block)  # type: ignore[attr-defined]
+    return Tiled(prog, None, kinds, -(-split.rows // block), time.perf_counter() - t0)

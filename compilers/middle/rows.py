@@ -1,232 +1,243 @@
-"""Row blocks: a kernel with more rows than a target's fixed block, computed block by block where
-its operators decompose exactly by rows (matmuls by rows of the left operand, softmax by rows).
+"""Row blocks: a kernel whose output rows each depend on the same rows of one input only, split
+into blocks of rows that Act compiles once per distinct block height and the middle end repeats.
 
-What belongs here: :func:`row_split` (which values are indexed by the output's rows, which
-parameters are cut into row blocks and which every block reads whole, or why the kernel does not
-decompose), :func:`block_graph` (the kernel at ``rows`` rows: what Act compiles once) and
-:func:`row_program` (Act's block program instantiated per row block by rebasing its HBM addresses
-into the whole operands and result). No target name appears here; a target offers row blocks with
-a record whose ``row_block`` is its fixed block's rows (``TargetPackage.tiles``).
+What belongs here: :func:`row_split` (the structural analysis that finds such an input and writes
+the block kernel) and :func:`compile_rows` (the composed program). No target name appears here;
+a target offers ``row_block`` (its fixed block height) and ``max_extent`` (the largest extent of
+any dimension its instructions take) through ``TargetPackage.tiles()``.
 
-The decomposition (the identity, tested bit for bit against the reference interpreter by
-``tests/compilers/test_middle_rows.py``): call a value *row-indexed* when its dimension 0 is the
-output's dimension 0 and its row i depends only on row i of the row-indexed parameters. Working
-back from the root, a row-indexed value may be
+The analysis is a sound subset (every rule keeps "row i of the result is a function of row i of
+the input and of values that do not depend on it"), seed 004 §3.1's tiling of a parallel loop:
 
-- an elementwise operator (or convert) of row-indexed operands;
-- ``dot(a, b)`` contracting a's dimension 1 (no batch dimensions) with ``a`` row-indexed and ``b``
-  read whole (row i of the product is row i of a times b);
-- ``reduce(x, init)`` over dimensions other than 0 with ``x`` row-indexed (softmax's row sum);
-- ``broadcast(x)`` whose operand dimension 0 maps to dimension 0 (x row-indexed), or that adds
-  dimension 0 (x read whole);
-- a parameter (cut into row blocks).
+- the chosen parameter is row-wise in dimension 0; other parameters and constants are invariant;
+- an elementwise operation of row-wise and invariant operands, where every invariant operand of
+  a row-wise shape is a broadcast of a scalar, is row-wise;
+- ``dot(x, y)`` contracting x's dimension 1 with y's dimension 0, no batch dimensions, x row-wise
+  and y invariant, is row-wise; ``reduce`` over dimensions other than 0 of a row-wise value is
+  row-wise; ``broadcast`` mapping a row-wise operand's dimension 0 to dimension 0 is row-wise;
+- anything computed from invariant values only is invariant; anything else stops the analysis.
 
-Every other value is computed whole from parameters that are not cut. Then for any set of rows
-R, ``kernel(P[R], W)[R] = kernel(P, W)[R]``: the same operators on the same numbers, in the same
-order (the reduction and contraction dimensions are not split, so no rounding moves), up to the
-sign of a NaN that an add of two NaNs of both signs returns: IEEE 754 leaves it open and the
-reference's numpy loops choose by the element's position in the array, which differs between the
-whole kernel and its block (the QKV softmax contract's declared difference). Blocks of
-``row_block`` rows are computed in turn; a last block shorter than the block is computed as the
-``row_block`` rows ending at the last row (overlapping the previous block: those rows are written
-twice with the same bits), so one block program serves every block. A kernel whose reduction or
-contraction dimension (or any dimension other than the rows) is larger than the block does not
-decompose: splitting it would change the order of floating-point sums and hence the rounding, so
-it exits 3 naming the operator.
+The block kernel is the same graph with dimension 0 of every row-wise value set to the block's
+height; running it on each block of rows and writing each result block to the same rows of the
+output is the original kernel (the rows do not interact). Every block has the full height: where
+the rows are not a multiple of it, the last block is the one ending at the last row, overlapping
+its predecessor (those rows are computed twice from the same numbers and written twice with the
+same bits), so one block kernel serves every block. The same bits up to the sign of a NaN that an
+add of NaNs of both signs returns (IEEE 754 leaves it open; the reference's numpy loops choose by
+the element's position in the array, which a row has differently in the block and the whole). A dimension of the block kernel larger
+than ``max_extent`` (a contraction or a reduction longer than the target's blocks) does not
+decompose exactly in floating point (a split sum rounds differently): exit 3 names it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import dataclasses
+from collections.abc import Callable
 
 from semantics.hlo_parser import parse_hlo
 from semantics.hlo_printer import print_hlo
 from semantics.ir import Computation, Graph, Instruction
-from semantics.ops._table import get_op
 from semantics.types import TensorType
 
-from ..isa import Accelerator
+from ..isa import HBM, Accelerator
 from ..program import Concrete, Placement, Program
-from .schedule import ALIGN, TileError
+from .schedule import TileError
 
-__all__ = ["RowSplit", "row_split", "block_graph", "row_program", "row_blocks"]
+__all__ = ["RowSplit", "row_split", "compile_rows", "row_starts"]
+
+ELEMENTWISE = frozenset({"add", "subtract", "multiply", "divide", "maximum", "minimum", "exponential", "negate",
+                         "convert", "abs", "tanh", "sqrt", "rsqrt", "log", "clamp", "select", "compare", "power"})
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class RowSplit:
-    """The kernel's rows (``m``), the parameters cut into row blocks, the row-indexed values."""
+    """The row-wise parameter, its rows, and the row-wise instructions (their dimension 0 is rows)."""
 
-    m: int
-    cut: tuple[int, ...]
-    rows: frozenset[str]
-
-
-class NoRows(TileError):
-    """The kernel does not decompose by rows (the reason names the operator)."""
+    param: int
+    rows: int
+    rowwise: frozenset[str]
 
 
-def _elementwise(op: str) -> bool:
-    d = get_op(op)
-    return d is not None and d.category in ("elementwise", "conversion") and op != "bitcast-convert"
+def _scalar_broadcast(comp: Computation, ins: Instruction) -> bool:
+    return ins.opcode == "broadcast" and ins.attrs.get("dimensions") == () or ins.opcode == "constant"
 
 
-def row_split(graph: Graph, block: int) -> RowSplit:
-    """Which values are row-indexed (module doc), or :class:`NoRows` naming why not."""
+def _row_major(t: TensorType) -> bool:
+    lay = t.layout
+    return lay is None or (not lay.tiles and tuple(lay.minor_to_major) == tuple(range(len(t.shape) - 1, -1, -1)))
+
+
+def row_split(graph: Graph) -> RowSplit | None:
+    """The first parameter the whole result is row-wise in (module doc), or None. The parameter
+    and the result must be row-major (a block of rows is then a contiguous range of bytes)."""
+    if len(graph.result_types) != 1 or not _row_major(graph.result_types[0]):
+        return None
     comp = graph.entry
-    root = comp.root_instruction
-    if not isinstance(root.type, TensorType) or not root.tensor_type.shape:
-        raise NoRows("the result is not a tensor with rows")
-    m = root.tensor_type.shape[0]
-    rows: set[str] = {root.name}
-    whole: set[str] = set()
-    for ins in reversed(comp.instructions):
-        if ins.name in rows:
-            for name, is_row in _operands(comp, ins, m, block):
-                (rows if is_row else whole).add(name)
-        elif ins.name in whole:
-            whole.update(ins.operands)
-    both = rows & whole
-    if both:
-        name = sorted(both)[0]
-        raise NoRows(f"'{name}' is read both by rows and whole")
-    cut = tuple(sorted(int(comp[p].attrs["index"]) for p in comp.params if p in rows))
-    for p in comp.params:
-        t = comp[p].tensor_type
-        if p in rows and t.layout is not None and not t.layout.is_default_for(len(t.shape)):
-            raise NoRows(f"parameter '{p}' is cut into row blocks and must be row-major")
+    for p, pname in enumerate(comp.params):
+        t = comp[pname].type
+        if not isinstance(t, TensorType) or len(t.shape) < 1 or t.shape[0] < 2 or not _row_major(t):
+            continue
+        rw = _rowwise(comp, pname)
+        if rw is not None and comp.root in rw:
+            return RowSplit(p, t.shape[0], frozenset(rw))
+    return None
+
+
+def _rowwise(comp: Computation, pname: str) -> set[str] | None:
+    rows = comp[pname].tensor_type.shape[0]
+    rw: set[str] = {pname}
     for ins in comp.instructions:
-        if not isinstance(ins.type, TensorType):
-            raise NoRows(f"'{ins.name}' is not a tensor")
-        shape = ins.tensor_type.shape
-        big = [d for i, d in enumerate(shape) if d > block and not (i == 0 and ins.name in rows)]
-        if big:
-            raise NoRows(f"'{ins.name}' ({ins.opcode}) has a dimension of {big[0]} > the {block}-row block that is "
-                         "not its rows: splitting it would change the order of the sums and their rounding")
-    return RowSplit(m, cut, frozenset(rows))
+        if ins.name == pname:
+            continue
+        ops = [comp[o] for o in ins.operands]
+        if not any(o.name in rw for o in ops):
+            continue              # invariant
+        t = ins.type
+        if not isinstance(t, TensorType) or not t.shape or t.shape[0] != rows:
+            return None
+        if ins.opcode in ELEMENTWISE:
+            if all(o.name in rw or (_scalar_broadcast(comp, o) if o.tensor_type.shape else True) for o in ops):
+                rw.add(ins.name)
+                continue
+            return None
+        if ins.opcode == "dot":
+            a = ins.attrs
+            if (a.get("lhs_contracting_dims") == (1,) and a.get("rhs_contracting_dims") == (0,)
+                    and not a.get("lhs_batch_dims", ()) and ops[0].name in rw and ops[1].name not in rw):
+                rw.add(ins.name)
+                continue
+            return None
+        if ins.opcode == "reduce":
+            n = len(ops) // 2
+            if 0 not in ins.attrs.get("dimensions", ()) and all(o.name in rw for o in ops[:n]) \
+                    and not any(o.name in rw for o in ops[n:]):
+                rw.add(ins.name)
+                continue
+            return None
+        if ins.opcode == "broadcast":
+            dims = ins.attrs.get("dimensions", ())
+            if dims and dims[0] == 0:
+                rw.add(ins.name)
+                continue
+            return None
+        return None
+    return rw
 
 
-def _operands(comp: Computation, ins: Instruction, m: int, block: int) -> list[tuple[str, bool]]:
-    """(operand, row-indexed) for a row-indexed ``ins`` (module doc), or NoRows naming why not."""
-    op, shape = ins.opcode, ins.tensor_type.shape
-    if shape[0] != m:
-        raise NoRows(f"'{ins.name}' ({op}) does not have the output's {m} rows in dimension 0")
-    if op == "parameter":
-        return []
-    if _elementwise(op) or op == "copy":
-        out = []
-        for o in ins.operands:
-            t = comp[o].type
-            if isinstance(t, TensorType) and not t.shape:
-                out.append((o, False))
-            else:
-                out.append((o, True))
-        return out
-    if op == "dot":
-        a = ins.attrs
-        if a.get("lhs_contracting_dims") != (1,) or a.get("lhs_batch_dims", ()) or a.get("rhs_batch_dims", ()):
-            raise NoRows(f"'{ins.name}' (dot) does not contract its left operand's dimension 1 without batch "
-                         "dimensions")
-        k = comp[ins.operands[0]].tensor_type.shape[1]
-        if k > block:
-            raise NoRows(f"'{ins.name}' (dot) contracts {k} > {block} elements: the target rounds once after the "
-                         "whole sum, so splitting the contraction changes the result")
-        return [(ins.operands[0], True), (ins.operands[1], False)]
-    if op == "reduce":
-        dims = tuple(ins.attrs.get("dimensions"))
-        if 0 in dims:
-            raise NoRows(f"'{ins.name}' (reduce) sums over the rows")
-        n = 1
-        for d in dims:
-            n *= comp[ins.operands[0]].tensor_type.shape[d]
-        if n > block:
-            raise NoRows(f"'{ins.name}' (reduce) sums {n} > {block} elements per row: splitting the sum changes "
-                         "its rounding")
-        half = len(ins.operands) // 2
-        return [(o, i < half) for i, o in enumerate(ins.operands)]
-    if op == "broadcast":
-        dims = tuple(ins.attrs.get("dimensions"))
-        return [(ins.operands[0], bool(dims) and dims[0] == 0)]
-    raise NoRows(f"'{ins.name}' ({op}) is not known to decompose by rows")
-
-
-def block_graph(graph: Graph, rs: RowSplit, rows: int) -> Graph:
-    """``graph`` with every row-indexed value at ``rows`` rows (what one block computes)."""
+def block_graph(graph: Graph, split: RowSplit, height: int) -> Graph:
+    """The kernel on ``height`` rows: dimension 0 of every row-wise value set to ``height``; a
+    scalar broadcast feeding a row-wise operation is resized with it."""
     comp = graph.entry
+    resize = set(split.rowwise)
+    for ins in comp.instructions:
+        if ins.name in split.rowwise:
+            resize |= {o for o in ins.operands if comp[o].opcode == "broadcast" and
+                       comp[o].attrs.get("dimensions") == () and comp[o].tensor_type.shape[:1] == (split.rows,)}
     new = []
     for ins in comp.instructions:
-        if ins.name in rs.rows:
+        if ins.name in resize:
             t = ins.tensor_type
-            ins = replace(ins, type=replace(t, shape=(rows, *t.shape[1:])))
+            ins = dataclasses.replace(ins, type=TensorType(t.dtype, (height,) + t.shape[1:], t.layout))
         new.append(ins)
-    c2 = replace(comp, instructions=tuple(new))
-    g2 = replace(graph, computations=tuple(c2 if c.name == comp.name else c for c in graph.computations))
-    return parse_hlo(print_hlo(g2))
+    c = dataclasses.replace(comp, instructions=tuple(new))
+    g = dataclasses.replace(graph, computations=tuple(c if x.name == comp.name else x for x in graph.computations))
+    return parse_hlo(print_hlo(g))
 
 
-def row_blocks(m: int, block: int) -> list[int]:
-    """The first row of each block (the last ends at row m, overlapping its predecessor)."""
-    starts = list(range(0, m - block + 1, block))
-    if starts[-1] + block < m:
-        starts.append(m - block)
-    return starts
-
-
-def _nbytes(t: TensorType) -> int:
-    return t.size * (t.dtype.bits // 8)
-
-
-def _hbm_accesses(acc: Accelerator, c: Concrete) -> list[tuple[str, int, int]]:
-    """(attribute, start, length) of each HBM byte range the instruction reads or writes."""
-    ins = acc.instructions[c.name]
-    env = c.env
+def _hbm_attrs(acc: Accelerator, ins: Concrete) -> list[str]:
+    """The β attributes of ``ins`` that are HBM addresses (starts of its d0 slices)."""
+    d = acc.instructions[ins.name]
     out = []
-    for s in (*ins.inputs, ins.output):
-        if s.buffer != "d0":
-            continue
-        if len(s.start) != 1 or len(s.start[0].vars()) != 1 or str(s.start[0]) not in env:
-            raise TileError(f"{c.name}'s HBM address is not one attribute: its block program cannot be rebased")
-        (start,), (length,) = s.bounds(env)
-        out.append((str(s.start[0]), start, length))
+    for spec in (*d.inputs, d.output):
+        if spec.buffer == HBM:
+            name = str(spec.start[0]).strip()
+            if name in d.attrs:
+                out.append(name)
     return out
 
 
-def row_program(graph: Graph, rs: RowSplit, block: int, prog: Program, acc: Accelerator) -> Program:
-    """The whole kernel from ``prog`` (the block program of :func:`block_graph`): per row block
-    the same instructions, with the HBM addresses of the cut parameters and the result moved to
-    that block's rows of the whole ones (placed after everything ``prog`` uses in HBM)."""
-    comp = graph.entry
-    types = {i: comp[p].tensor_type for i, p in enumerate(comp.params)}
-    moved = [(x, ("in", x.index)) for x in prog.inputs if x.index in rs.cut] + [(x, ("out", x.index))
-                                                                                 for x in prog.outputs]
-    end = max([x.addr + _nbytes(x.type) for x in (*prog.inputs, *prog.outputs)] +
-              [a + len(b) for a, b in prog.constants] +
-              [s + n for c in prog.instructions for _, s, n in _hbm_accesses(acc, c)] + [ALIGN])
-    whole_at: dict[tuple[str, int], int] = {}
-    row_bytes: dict[tuple[str, int], int] = {}
-    for x, key in moved:
-        full = types[x.index] if key[0] == "in" else graph.result_type
-        assert isinstance(full, TensorType)
-        at = -(-end // ALIGN) * ALIGN
-        whole_at[key], row_bytes[key] = at, _nbytes(x.type) // block
-        end = at + _nbytes(full)
-    if end > acc.hbm_size:
-        raise TileError(f"the kernel's operands and result need {end} bytes of HBM, the description has {acc.hbm_size}")
+def compile_rows(graph: Graph, acc: Accelerator, split: RowSplit, block: int, max_extent: int,
+                 compile_block: Callable[[Graph], Program]) -> tuple[Program, int]:
+    """The program of ``graph`` as row blocks of ``block`` rows (``split.rows > block``; the last
+    overlapping its predecessor), the block kernel compiled once by ``compile_block``; returns it
+    and the number of distinct block kernels (1)."""
+    heights = [block]
+    programs: dict[int, Program] = {}
+    for h in heights:
+        bg = block_graph(graph, split, h)
+        for ins in bg.entry.instructions:
+            t = ins.type
+            if isinstance(t, TensorType) and t.shape and max(t.shape) > max_extent:
+                raise TileError(f"'{ins.name}' ({ins.opcode}) is {list(t.shape)} in a {h}-row block: an extent above "
+                                f"{max_extent} needs a split contraction or reduction, which does not give the "
+                                "same rounding (only row blocks decompose exactly)")
+        programs[h] = compile_block(bg)
+    full_in = [t for t in graph.param_types]
+    out_t = graph.result_types[0]
+    # HBM layout of the whole kernel: the block programs' own layout, with the row-wise input and
+    # the output moved past everything the block programs use
+    end = max(_hbm_end(acc, p) for p in programs.values())
+    end = -(-end // 64) * 64
+    row_in_bytes = _row_bytes(full_in[split.param])
+    row_out_bytes = _row_bytes(out_t)
+    in_at = end
+    out_at = -(-(in_at + row_in_bytes * split.rows) // 64) * 64
+    if out_at + row_out_bytes * split.rows > acc.hbm_size:
+        raise TileError(f"the kernel needs {out_at + row_out_bytes * split.rows} bytes of HBM, the description has "
+                        f"{acc.hbm_size}")
+    instrs: list[Concrete] = []
+    first = programs[heights[0]]
+    for r0 in row_starts(split.rows, block):
+        p = programs[block]
+        src = next(x for x in p.inputs if x.index == split.param)
+        dst = p.outputs[0]
+        moves = ((src.addr, src.addr + row_in_bytes * block, in_at + r0 * row_in_bytes),
+                 (dst.addr, dst.addr + row_out_bytes * block, out_at + r0 * row_out_bytes))
+        for c in p.instructions:
+            hb = _hbm_attrs(acc, c)
+            attrs = []
+            for k, v in c.attrs:
+                if k in hb:
+                    for lo, hi, to in moves:
+                        if lo <= v < hi:
+                            v = to + (v - lo)
+                            break
+                attrs.append((k, v))
+            instrs.append(Concrete(c.name, tuple(attrs)))
+    for p in programs.values():
+        for x in p.inputs:
+            if x.index != split.param and x not in first.inputs:
+                raise TileError("the block programs place the invariant inputs differently")
+    inputs = [Placement(x.index, in_at, full_in[split.param]) if x.index == split.param else x for x in first.inputs]
+    consts = sorted({c for p in programs.values() for c in p.constants})
+    prog = Program(acc.name, tuple(instrs), tuple(inputs), (Placement(0, out_at, out_t),), tuple(consts))
+    return prog, len(programs)
 
-    def rebase(c: Concrete, r0: int) -> Concrete:
-        env = dict(c.attrs)
-        for attr, start, length in _hbm_accesses(acc, c):
-            for x, key in moved:
-                if x.addr <= start and start + length <= x.addr + _nbytes(x.type):
-                    env[attr] = whole_at[key] + r0 * row_bytes[key] + (start - x.addr)
-                    break
-                if start < x.addr + _nbytes(x.type) and x.addr < start + length:
-                    raise TileError(f"{c.name} reaches across the block's operand {key[0]} {key[1]}: its block "
-                                    "program cannot be rebased")
-        return Concrete(c.name, tuple((k, env[k]) for k, _ in c.attrs))
 
-    out = [rebase(c, r0) for r0 in row_blocks(rs.m, block) for c in prog.instructions]
-    inputs = tuple(Placement(x.index, whole_at[("in", x.index)], types[x.index]) if x.index in rs.cut else x
-                   for x in prog.inputs)
-    outputs = tuple(Placement(x.index, whole_at[("out", x.index)], graph.result_type)  # type: ignore[arg-type]
-                    for x in prog.outputs)
-    return Program(prog.target, tuple(out), inputs, outputs, prog.constants)
+def row_starts(rows: int, block: int) -> list[int]:
+    """The first row of each block of ``block`` rows covering ``rows >= block`` rows (the last
+    block ends at the last row, overlapping its predecessor where ``block`` does not divide ``rows``)."""
+    starts = list(range(0, rows - block + 1, block))
+    if starts[-1] + block < rows:
+        starts.append(rows - block)
+    return starts
+
+
+def _row_bytes(t: TensorType) -> int:
+    from semantics.layout import byte_size
+
+    return byte_size(t) // t.shape[0]
+
+
+def _hbm_end(acc: Accelerator, p: Program) -> int:
+    from semantics.layout import byte_size
+
+    end = max([x.addr + byte_size(x.type) for x in (*p.inputs, *p.outputs)] + [a + len(b) for a, b in p.constants])
+    for c in p.instructions:
+        d = acc.instructions[c.name]
+        env = c.env
+        for spec in (*d.inputs, d.output):
+            if spec.buffer == HBM:
+                s, n = spec.bounds(env)
+                end = max(end, s[0] + n[0])
+    return end

@@ -144,3 +144,51 @@ def test_amx_tiles_use_one_tile_shape_and_the_emulated_backend_agrees() -> None:
 def test_amx_needs_b_in_vnni_layout() -> None:
     with pytest.raises(Unsupported, match=r"B \(parameter 1\) must have layout '\{1,0:T\(4,1\)\}'"):
         compile_graph(_layer(32, 32, 32, False, (1.0, False)), load_target("amx"))
+
+
+def _attention(rows: int, keys: int = 64) -> str:
+    text = open("../shared/corpus/paper/qkv_attention.hlo").read()
+    text = text.split("\n", 1)[1]          # the entry layout names the 64-row shapes
+    for name in ("q", "scores", "scores_exp", "sum_broadcast", "probs", "output"):
+        text = text.replace(f"%{name} = bf16[64,64]", f"%{name} = bf16[{rows},64]")
+    text = text.replace("%sum = bf16[64]", f"%sum = bf16[{rows}]")
+    if keys != 64:
+        text = text.replace("%k = bf16[64,64]", f"%k = bf16[{keys},64]").replace(
+            "%k_transpose = bf16[64,64]", f"%k_transpose = bf16[64,{keys}]").replace(
+            "%v = bf16[64,64]", f"%v = bf16[{keys},64]")
+        for name in ("scores", "scores_exp", "sum_broadcast", "probs"):
+            text = text.replace(f"%{name} = bf16[{rows},64]", f"%{name} = bf16[{rows},{keys}]")
+    return "HloModule attention\n" + text
+
+
+def test_qkv_attention_of_more_rows_compiles_as_row_blocks() -> None:
+    from compilers.middle.rows import row_split
+
+    acc = load_target("qkv")
+    graph = parse_hlo(_attention(192))
+    split = row_split(graph)
+    assert split is not None and split.param == 0 and split.rows == 192
+    res = compile_graph(graph, acc)
+    assert res.stats.middle and res.stats.micro_kernels == 1
+    one = compile_graph(parse_file("../shared/corpus/paper/qkv_attention.hlo"), acc)
+    assert len(res.program) == 3 * len(one.program)
+    for seed in (0, 1):
+        xs = random_inputs(graph, seed, edges=bool(seed))
+        (want,) = evaluate(graph, xs)
+        (got,) = simulate(acc, res.program, xs).outputs
+        assert np.array_equal(want.view(np.uint16), got.view(np.uint16))
+
+
+def test_longer_keys_do_not_decompose_exactly_and_exit_3() -> None:
+    with pytest.raises(Unsupported, match=r"extent above 64 needs a split contraction or reduction"):
+        compile_graph(parse_hlo(_attention(128, keys=128)), load_target("qkv"))
+
+
+def test_a_kernel_mixing_rows_is_not_split() -> None:
+    from compilers.middle.rows import row_split
+
+    assert row_split(parse_hlo(_attention(128))) is not None
+    mixed = parse_hlo("HloModule m\nENTRY m {\n  q = bf16[128,64] parameter(0)\n"
+                      "  t = bf16[64,128] transpose(q), dimensions={1,0}\n"
+                      "  ROOT d = bf16[128,128] dot(q, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n")
+    assert row_split(mixed) is None

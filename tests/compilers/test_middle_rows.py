@@ -1,6 +1,7 @@
 """Row blocks (compilers/middle/rows.py): kernels with more rows than QKV's fixed 64-row block,
-computed block by block where their operators decompose exactly; the identity against the
-reference interpreter, the programs checked bit for bit on the simulator, exit 3 otherwise."""
+computed block by block where their operators decompose exactly, any row count (the last block
+overlapping its predecessor); the block kernel against the reference interpreter, the programs
+checked bit for bit on the simulator and the RTL, exit 3 otherwise."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from compilers.act import Unsupported, compile_graph
 from compilers.middle.compile import compile_tiled
-from compilers.middle.rows import block_graph, row_blocks, row_split
+from compilers.middle.rows import block_graph, row_split, row_starts
 from compilers.simulator import simulate
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file, parse_hlo
@@ -81,13 +82,14 @@ def _same(want: np.ndarray, got: np.ndarray) -> bool:
 def test_a_row_block_of_the_kernel_is_the_kernel_of_the_row_block(kind, m: int, n: int, data,  # noqa: ANN001
                                                                   seed: int) -> None:
     graph = parse_hlo(kind(m, n, n) if kind is not softmax else kind(m, n))
-    rs = row_split(graph, 64)
+    rs = row_split(graph)
+    assert rs is not None and rs.param == 0
     rows = data.draw(st.integers(1, m))
     r0 = data.draw(st.integers(0, m - rows))
     xs = random_inputs(graph, seed, edges=bool(seed % 2))
     (want,) = evaluate(graph, xs)
     comp = graph.entry
-    sub = [x[r0:r0 + rows] if int(comp[p].attrs["index"]) in rs.cut else x
+    sub = [x[r0:r0 + rows] if int(comp[p].attrs["index"]) == rs.param else x
            for p, x in zip(comp.params, xs, strict=True)]
     (got,) = evaluate(block_graph(graph, rs, rows), sub)
     assert _same(want[r0:r0 + rows], got)
@@ -96,9 +98,9 @@ def test_a_row_block_of_the_kernel_is_the_kernel_of_the_row_block(kind, m: int, 
 
 
 def test_row_blocks_cover_every_row_with_full_blocks() -> None:
-    assert row_blocks(128, 64) == [0, 64] and row_blocks(100, 64) == [0, 36] and row_blocks(65, 64) == [0, 1]
+    assert row_starts(128, 64) == [0, 64] and row_starts(100, 64) == [0, 36] and row_starts(65, 64) == [0, 1]
     for m in range(64, 300):
-        starts = row_blocks(m, 64)
+        starts = row_starts(m, 64)
         covered = set().union(*(range(s, s + 64) for s in starts))
         assert covered == set(range(m)) and all(0 <= s <= m - 64 for s in starts)
 
@@ -119,15 +121,13 @@ def test_qkv_row_block_programs_check_bit_for_bit(text: str) -> None:
 
 def test_kernels_that_do_not_decompose_by_rows_exit_3() -> None:
     acc = load_target("qkv")
-    with pytest.raises(Unsupported, match=r"contracts 128 > 64 elements"):
+    with pytest.raises(Unsupported, match=r"\[64, 128\] in a 64-row block: an extent above 64"):
         compile_graph(parse_hlo(matmul(128, 128, 64)), acc)
-    with pytest.raises(Unsupported, match=r"sums 128 > 64 elements per row"):
-        compile_graph(parse_hlo(softmax(64, 128)), acc)
-    with pytest.raises(Unsupported, match=r"dimension of 128 > the 64-row block"):
-        compile_graph(parse_hlo(matmul(128, 64, 128)), acc)
-    # a softmax alone decomposes, but its one block does not compile (softmax reads d2, which only
-    # the gemm writes): the reason says so
-    with pytest.raises(Unsupported, match=r"64-row blocks, but one block does not compile: .* d2"):
+    with pytest.raises(Unsupported, match=r"\[64, 128\] in a 64-row block: an extent above 64"):
+        compile_graph(parse_hlo(softmax(130, 128)), acc)
+    # a softmax alone decomposes, but its block does not compile (softmax reads d2, which only the
+    # gemm writes): Act's reason
+    with pytest.raises(Unsupported, match=r"d2"):
         compile_graph(parse_hlo(softmax(130)), acc)
 
 

@@ -325,6 +325,7 @@ class TargetTiling:
             from semantics.dtypes import DTYPES
 
             self._ops = frozenset((op, DTYPES[dt]) for ins in self.acc.instructions.values()
+                                  if ins.name not in self.acc.tile_only
                                   for dt, op in _OPCODE.findall(ins.semantics)
                                   if op not in ("parameter", "constant") and dt in DTYPES)
         return self._ops
@@ -388,6 +389,8 @@ def alpha_tables(tt: TargetTiling, doms: set[int], isa: IsaRules | None = None, 
     hbm_sizes: set[int] = set()
     min_store = math.inf
     for ins in acc.instructions.values():
+        if ins.name in acc.tile_only:
+            continue
         vals = valued(ins)
         reps: dict[tuple, dict[str, int]] = {}
         for alpha in gen._candidates(ins, doms):

@@ -503,4 +503,5 @@ ENTRY vmovdqu8_store {
         semantics=_TDPBUSD.replace("ENTRY tdpbusd", "ENTRY tdpbssd").replace(
             "  a32 = s32[`m`,`4 * k`] convert(as)",
             "  asg = s8[`m`,`4 * k`] bitcast-convert(as)\n  a32 = s32[`m`,`4 * k`] convert(asg)"))
+    amx.tile_only = ("tdpbssd",)
     return amx

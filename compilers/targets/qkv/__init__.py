@@ -2,7 +2,6 @@
 
 - :mod:`.description`: buffers d1/d2, the seven instructions, their contracts and costs, the sizes.
 - :mod:`.encode`: the 64-bit instruction words the RTL (rtl_harness/rtl/qkv) decodes.
-- :mod:`.tiles`: the fixed 64-row block the middle end cuts larger kernels into (``PACKAGE.tiles``).
 
 Backends: ``sim`` (the description's functional simulator) and ``rtl`` (the Verilated qkv_top).
 """
@@ -14,11 +13,10 @@ from .description import D1_ROWS, D2_ROWS, HBM_SIZE, ROW, build
 
 __all__ = ["PACKAGE", "HBM_SIZE", "D1_ROWS", "D2_ROWS", "ROW", "build"]
 
-
 def _tiles() -> object:
-    from .tiles import TILES
+    from .tiles import ROW_TILES
 
-    return TILES
+    return ROW_TILES
 
 
 PACKAGE = TargetPackage("qkv", build, backends=("sim", "rtl"), tiles=_tiles)

@@ -1,23 +1,22 @@
-"""QKV's offer to the middle end: its fixed block of :data:`ROW_BLOCK` rows (the gemm unit's
-64 x 64 operands, d2's 64 rows that softmax reads). Kernels with more rows are computed block by
-block where they decompose exactly (:mod:`compilers.middle.rows`); nothing else is tiled."""
+"""QKV's offer to the middle end's row blocks (:mod:`compilers.middle.rows`): the block height
+and the largest extent its instructions take (the gemm unit is 64 x 64, a d1 / d2 row holds 64
+bf16, softmax takes rows of 64)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .description import D2_ROWS
+from .description import ROW
 
-__all__ = ["ROW_BLOCK", "RowBlocks", "TILES"]
-
-ROW_BLOCK = D2_ROWS     # rows one gemm (64 x 64) and one softmax (at most d2's 64 rows) compute
+__all__ = ["QkvTiles", "ROW_TILES"]
 
 
 @dataclass(frozen=True)
-class RowBlocks:
-    """``row_block``: the rows of the block the middle end cuts a kernel into."""
+class QkvTiles:
+    """``row_block``: rows per block kernel; ``max_extent``: the largest dimension a block may have."""
 
     row_block: int
+    max_extent: int
 
 
-TILES = RowBlocks(ROW_BLOCK)
+ROW_TILES = QkvTiles(row_block=ROW, max_extent=ROW)
