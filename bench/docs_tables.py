@@ -335,11 +335,32 @@ def tiling_rtl() -> str:
     return "\n".join(out)
 
 
+def tiling_conv() -> str:
+    """Convolution layers through the middle end on Gemmini: the simulator check and RTL cycles."""
+    d = _load("tiling_conv.json")
+    out = ["| layer (N x H x W x C_in * K x K x C_in x C_out, stride, pad) | bias | tail | output | instructions "
+           "| micro-kernels | compile ms | estimated cycles | checked |", "|---|---|---|---|---:|---:|---:|---:|---|"]
+    for r in d["layers"]:
+        out.append(f"| {r['layer']} | {'yes' if r['bias'] else 'no'} | {r['tail']} | {'x'.join(map(str, r['out']))} "
+                   f"| {r['instructions']} | {r['micro_kernels']} | {_ms(r['compile_ms'])} | {r['estimate']:.0f} "
+                   f"| {'yes' if r['checked'] else '**no**'} |")
+    ok = sum(r["checked"] for r in d["layers"])
+    out += ["", f"{ok} of {len(d['layers'])} check bit for bit on the simulator (one input set each, edge values on "
+            "every other)."]
+    for r in d["rtl"]:
+        out += ["", f"RTL: {r['layer']} ({r['tail']}, bias): {r['cycles']} "
+                f"cycles measured, utilization {r['utilization']:.1%} (MACs / (cycles x {d['dim']}^2)), "
+                f"{r['instructions']} instructions, estimated {r['estimate']:.0f} cycles, "
+                f"{'checked' if r['checked'] else '**wrong**'}."]
+    out += ["", _provenance(d)]
+    return "\n".join(out)
+
+
 #: table name -> renderer (the name is what a ``<!-- table:NAME -->`` marker holds)
 TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
     compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
     composite_movement, amx_emulated, fuzz_throughput, prove_library, xla_simplifier, report_scale, tiling_random,
-    tiling_layers, tiling_rtl)}
+    tiling_layers, tiling_rtl, tiling_conv)}
 
 
 def render(name: str) -> str:

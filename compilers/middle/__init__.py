@@ -7,6 +7,8 @@
 - :mod:`.schedule`: the outer schedule (blocks and capacities read from the target's
   :class:`~.schedule.TileTarget`, loop order, operand reuse, on-chip placement decided once) and
   its composition from per-shape micro-kernels into one :class:`compilers.program.Program`.
+- :mod:`.conv`: a quantized convolution layer, its taps-as-GEMMs identity and its direct-tiling
+  schedule over the same micro-kernels.
 - :mod:`.rows`: row blocks of a kernel row-wise in one input, each block height compiled by Act
   once and repeated with moved HBM addresses.
 - :mod:`.compile`: the entry the driver calls first (:func:`~.compile.compile_tiled`).

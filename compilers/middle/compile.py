@@ -1,9 +1,9 @@
 """The middle end's entry: a layer tiled into one program before Act's phase 1.
 
 What belongs here: :func:`compile_tiled`, called by :func:`compilers.act.driver.compile_graph`
-first. It recognizes the layer (:mod:`.gemm`), asks the target package for its
-:class:`~.schedule.TileTarget`, plans and composes the program (:mod:`.schedule`) and returns it
-with its figures, or None where the middle end does not take the kernel (Act compiles it).
+first. It recognizes the layer (:mod:`.gemm`, else a convolution layer: :mod:`.conv`), asks the
+target package for its :class:`~.schedule.TileTarget`, plans and composes the program
+(:mod:`.schedule`, or :mod:`.conv`'s schedule) and returns it with its figures, or None where the middle end does not take the kernel (Act compiles it).
 
 For a target that offers row blocks (``row_block``), it splits a kernel whose result is row-wise
 in one input into blocks of rows (:mod:`.rows`), each distinct block height compiled once by
@@ -24,6 +24,7 @@ from semantics.ir import Graph
 
 from ..isa import Accelerator
 from ..program import Program
+from .conv import Conv, conv_fits, conv_program, recognize_conv
 from .gemm import Gemm, recognize
 from .schedule import TileTarget, plan, tile_program
 
@@ -35,7 +36,7 @@ class Tiled:
     """A tiled compile: the program, the layer, the distinct micro-kernels built and the seconds."""
 
     program: Program
-    gemm: Gemm | None
+    gemm: Gemm | Conv | None
     micro_kernels: int
     tiles: int
     seconds: float
@@ -63,10 +64,15 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     row_block = getattr(offer, "row_block", None)
     if row_block is not None:
         return _rows(graph, acc, offer, compile_block) if compile_block is not None else None
+    t: TileTarget = offer  # type: ignore[assignment]
     g = recognize(graph)
     if g is None:
-        return None
-    t: TileTarget = offer  # type: ignore[assignment]
+        cv = recognize_conv(graph)
+        if cv is None or not conv_fits(t):
+            return None
+        t0 = time.perf_counter()
+        prog, mk, ntiles = conv_program(cv, t, acc.hbm_size, acc.name)
+        return Tiled(prog, cv, len(mk.built), ntiles, time.perf_counter() - t0)
     if not takes(g, t):
         return None
     t0 = time.perf_counter()

@@ -19,7 +19,12 @@ the input and of values that do not depend on it"), seed 004 §3.1's tiling of a
 
 The block kernel is the same graph with dimension 0 of every row-wise value set to the block's
 height; running it on each block of rows and writing each result block to the same rows of the
-output is the original kernel (the rows do not interact). A dimension of the block kernel larger
+output is the original kernel (the rows do not interact). Every block has the full height: where
+the rows are not a multiple of it, the last block is the one ending at the last row, overlapping
+its predecessor (those rows are computed twice from the same numbers and written twice with the
+same bits), so one block kernel serves every block. The same bits up to the sign of a NaN that an
+add of NaNs of both signs returns (IEEE 754 leaves it open; the reference's numpy loops choose by
+the element's position in the array, which a row has differently in the block and the whole). A dimension of the block kernel larger
 than ``max_extent`` (a contraction or a reduction longer than the target's blocks) does not
 decompose exactly in floating point (a split sum rounds differently): exit 3 names it.
 """
@@ -38,7 +43,7 @@ from ..isa import HBM, Accelerator
 from ..program import Concrete, Placement, Program
 from .schedule import TileError
 
-__all__ = ["RowSplit", "row_split", "compile_rows"]
+__all__ = ["RowSplit", "row_split", "compile_rows", "row_starts"]
 
 ELEMENTWISE = frozenset({"add", "subtract", "multiply", "divide", "maximum", "minimum", "exponential", "negate",
                          "convert", "abs", "tanh", "sqrt", "rsqrt", "log", "clamp", "select", "compare", "power"})
@@ -153,9 +158,10 @@ def _hbm_attrs(acc: Accelerator, ins: Concrete) -> list[str]:
 
 def compile_rows(graph: Graph, acc: Accelerator, split: RowSplit, block: int, max_extent: int,
                  compile_block: Callable[[Graph], Program]) -> tuple[Program, int]:
-    """The program of ``graph`` as row blocks of ``block`` rows (the last shorter), each block
-    kernel compiled once by ``compile_block``; returns it and the number of distinct blocks."""
-    heights = sorted({min(block, split.rows - r0) for r0 in range(0, split.rows, block)}, reverse=True)
+    """The program of ``graph`` as row blocks of ``block`` rows (``split.rows > block``; the last
+    overlapping its predecessor), the block kernel compiled once by ``compile_block``; returns it
+    and the number of distinct block kernels (1)."""
+    heights = [block]
     programs: dict[int, Program] = {}
     for h in heights:
         bg = block_graph(graph, split, h)
@@ -181,12 +187,12 @@ def compile_rows(graph: Graph, acc: Accelerator, split: RowSplit, block: int, ma
                         f"{acc.hbm_size}")
     instrs: list[Concrete] = []
     first = programs[heights[0]]
-    for r0 in range(0, split.rows, block):
-        p = programs[min(block, split.rows - r0)]
+    for r0 in row_starts(split.rows, block):
+        p = programs[block]
         src = next(x for x in p.inputs if x.index == split.param)
         dst = p.outputs[0]
-        moves = ((src.addr, src.addr + row_in_bytes * min(block, split.rows - r0), in_at + r0 * row_in_bytes),
-                 (dst.addr, dst.addr + row_out_bytes * min(block, split.rows - r0), out_at + r0 * row_out_bytes))
+        moves = ((src.addr, src.addr + row_in_bytes * block, in_at + r0 * row_in_bytes),
+                 (dst.addr, dst.addr + row_out_bytes * block, out_at + r0 * row_out_bytes))
         for c in p.instructions:
             hb = _hbm_attrs(acc, c)
             attrs = []
@@ -206,6 +212,15 @@ def compile_rows(graph: Graph, acc: Accelerator, split: RowSplit, block: int, ma
     consts = sorted({c for p in programs.values() for c in p.constants})
     prog = Program(acc.name, tuple(instrs), tuple(inputs), (Placement(0, out_at, out_t),), tuple(consts))
     return prog, len(programs)
+
+
+def row_starts(rows: int, block: int) -> list[int]:
+    """The first row of each block of ``block`` rows covering ``rows >= block`` rows (the last
+    block ends at the last row, overlapping its predecessor where ``block`` does not divide ``rows``)."""
+    starts = list(range(0, rows - block + 1, block))
+    if starts[-1] + block < rows:
+        starts.append(rows - block)
+    return starts
 
 
 def _row_bytes(t: TensorType) -> int:

@@ -40,7 +40,8 @@ class TargetPackage:
     - ``artifacts(program, acc, stem)``: the files ``accv compile`` writes beside the assembly, as
       ``{suffix: text}`` in the order they are written (Gemmini: ``.stream`` command words; AMX: ``.c``).
     - ``tiles``: a function giving what the middle end may tile for it (a :class:`compilers.middle.schedule.TileTarget`:
-      blocks, capacities, micro-kernels), or None where it offers no tiling.
+      blocks, capacities, micro-kernels; or a record with ``row_block`` and ``max_extent`` for
+      :mod:`compilers.middle.rows`: QKV), or None where it offers no tiling.
     """
 
     name: str

@@ -1,0 +1,442 @@
+"""A quantized 2-D convolution layer lowered to the GEMM machinery (direct tiling, as Gemmini's
+own library's ``tiled_conv`` does): recognition, the identity as an HLO graph, and the schedule.
+
+What belongs here: :class:`Conv` and :func:`recognize_conv` (the layer read off a graph),
+:func:`conv_gemm_graph` (the identity every conv program implements, as HLO), :func:`conv_program`
+(the whole :class:`compilers.program.Program` from a target's :class:`~.schedule.TileTarget`
+micro-kernels) and :func:`conv_hlo` (the layer as jax dumps it: what tests and benchmarks compile).
+No target name appears here.
+
+The layer (N, H, W, C, O >= 1; a KH x KW window, strides (sh, sw), zero padding lo/hi >= 0, no
+dilation, one feature group; jax's ``conv_general_dilated`` with NHWC / HWIO / NHWC dimension
+numbers and ``preferred_element_type=int32`` on int8 operands)::
+
+    acc  = s32[N,OH,OW,O] convolution(X s8[N,H,W,C], Wt s8[KH,KW,C,O]), dim_labels=b01f_01io->b01f
+    acc' = acc | add(acc, broadcast(bias s32[O], dimensions={3}))
+    out  = acc' | the s8 tails of :mod:`.gemm` (saturate, f32 scale + round + clamp), then ReLU
+
+The identity (tested bit for bit against the reference interpreter with hypothesis by
+``tests/compilers/test_middle_conv.py``): with Xp the input zero-padded in H and W, M = N*OH*OW::
+
+    conv(X, Wt)  =  reshape(sum over taps (kh, kw) in any order of
+                    dot(reshape(Xp[:, kh : kh + sh*(OH-1)+1 : sh, kw : kw + sw*(OW-1)+1 : sw, :], M x C),
+                        reshape(Wt[kh, kw], C x O)),  N x OH x OW x O)
+
+(the definition of convolution regrouped: each output element is the sum over taps and input
+channels of products; s32 addition wraps, so every order gives the same bits, identity 2 of
+:mod:`.tiled`). The schedule computes each tap's GEMM block by block: a block of output rows is up
+to ``bm`` consecutive output columns ow of one (n, oh); its A block for tap (kh, kw) and channel
+block q is the input row ih = oh*sh + kh - pad_top read at columns iw = ow*sw + kw - pad_left, a
+strided DRAM read (row stride sw*C bytes). Padding is never materialized: a tap whose ih lies in
+the padding contributes only zero products (skipped; identity 1), and of a row block only the ow
+whose iw lies inside the input are loaded and multiplied into the matching accumulator rows.
+
+Schedule (weight-stationary): the weight blocks (tap, q, j) stay on chip when they fit half the
+operand buffer (else per use, two slots); row blocks go in chunks whose accumulators (every output
+column block) fit the accumulator; per chunk, per tap and channel block, each row block's A block
+is loaded once into its own slot and serves every column block, and per column block one weight
+load serves the chunk's multiplies. An accumulator starts as the bias rows, or is overwritten by
+its first product when that tap covers the whole row block (taps covering most row blocks go
+first), else starts as zero rows from a constant; the chunk's tiles are then stored through the
+tail. The target's buffers must be addressed in rows (a partial row block is a row offset).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from semantics.dtypes import DTYPES
+from semantics.errors import AccvError
+from semantics.hlo_parser import parse_hlo
+from semantics.ir import Computation, Graph, Instruction
+from semantics.types import TensorType
+
+from ..program import Concrete, Placement, Program
+from .gemm import Tail, _clamp, _dtype, _param, _scalar
+from .schedule import ALIGN, MicroKernels, TileError, TileTarget
+from .tiled import _tail, scale_bits, tiles
+
+__all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_hlo", "conv_fits"]
+
+LABELS = "b01f_01io->b01f"
+
+
+@dataclass(frozen=True)
+class Conv:
+    """``out[N,OH,OW,O] = tail(conv(X[N,H,W,C], Wt[KH,KW,C,O]) (+ bias[O]))``; ``x``, ``w``,
+    ``bias`` are parameter indices; ``pad`` = ((top, bottom), (left, right))."""
+
+    n: int
+    h: int
+    w: int
+    c: int
+    kh: int
+    kw: int
+    o: int
+    stride: tuple[int, int]
+    pad: tuple[tuple[int, int], tuple[int, int]]
+    x: int
+    wt: int
+    bias: int | None
+    tail: Tail
+    nparams: int
+    param_types: tuple[TensorType, ...] = ()
+
+    @property
+    def oh(self) -> int:
+        return (self.h + sum(self.pad[0]) - self.kh) // self.stride[0] + 1
+
+    @property
+    def ow(self) -> int:
+        return (self.w + sum(self.pad[1]) - self.kw) // self.stride[1] + 1
+
+    @property
+    def m(self) -> int:
+        return self.n * self.oh * self.ow
+
+    @property
+    def macs(self) -> int:
+        return self.m * self.kh * self.kw * self.c * self.o
+
+
+class _NotConv(AccvError):
+    """Internal: the graph is not a conv layer (recognize_conv returns None)."""
+
+
+def _tail_of(comp: Computation, cur: Instruction) -> tuple[Instruction, Tail]:
+    """The accumulation under the tail of :mod:`.gemm`'s forms (any rank), and the tail."""
+    while cur.opcode == "copy":
+        cur = comp[cur.operands[0]]
+    relu = False
+    if cur.opcode == "maximum" and _dtype(cur) == "s8":
+        x, y = cur.operands
+        if _scalar(comp, y) == 0:
+            cur, relu = comp[x], True
+        elif _scalar(comp, x) == 0:
+            cur, relu = comp[y], True
+        else:
+            raise _NotConv
+    if not (cur.opcode == "convert" and _dtype(cur) == "s8"):
+        if relu:
+            raise _NotConv
+        return cur, Tail(None)
+    inner = _clamp(comp, comp[cur.operands[0]])
+    if inner is None:
+        raise _NotConv
+    c = comp[inner]
+    if _dtype(c) == "s32":
+        return c, Tail(1.0, relu)
+    if not (_dtype(c) == "f32" and c.opcode == "round-nearest-even"):
+        raise _NotConv
+    f, scale = comp[c.operands[0]], 1.0
+    if f.opcode == "multiply":
+        x, y = f.operands
+        s = _scalar(comp, y)
+        if s is None:
+            s, x = _scalar(comp, x), y
+        if not isinstance(s, float):
+            raise _NotConv
+        scale, f = s, comp[x]
+    if f.opcode != "convert" or _dtype(comp[f.operands[0]]) != "s32":
+        raise _NotConv
+    return comp[f.operands[0]], Tail(scale, relu)
+
+
+def _row_major(t: TensorType) -> bool:
+    from semantics.hlo_printer import format_type
+
+    text = format_type(t)
+    have = text[text.index("]") + 1:]
+    return have in ("", "{" + ",".join(str(i) for i in reversed(range(len(t.shape)))) + "}")
+
+
+def recognize_conv(graph: Graph) -> Conv | None:
+    """The graph as a :class:`Conv`, or None when it is not one of the module doc's forms."""
+    from semantics.ops.window import parse_window
+
+    if len(graph.computations) != 1 or not isinstance(graph.result_type, TensorType):
+        return None
+    comp = graph.entry
+    try:
+        acc, tail = _tail_of(comp, comp.root_instruction)
+    except _NotConv:
+        return None
+    bias = None
+    if acc.opcode == "add":
+        for d, o in (acc.operands, acc.operands[::-1]):
+            bi = comp[o]
+            if comp[d].opcode == "convolution" and bi.opcode == "broadcast" and bi.attrs.get("dimensions") == (3,):
+                bias = _param(comp, bi.operands[0], "s32")
+                if bias is not None:
+                    acc = comp[d]
+                    break
+        if bias is None:
+            return None
+    if acc.opcode != "convolution" or _dtype(acc) != "s32" or len(acc.tensor_type.shape) != 4:
+        return None
+    if (acc.attrs.get("dim_labels") != LABELS or acc.attrs.get("feature_group_count", 1) != 1
+            or acc.attrs.get("batch_group_count", 1) != 1):
+        return None
+    x, wt = _param(comp, acc.operands[0], "s8"), _param(comp, acc.operands[1], "s8")
+    if x is None or wt is None or len({x, wt, bias}) != 3:
+        return None
+    win = parse_window(acc.attrs["window"], 2)
+    if win.lhs_dilate != [1, 1] or win.rhs_dilate != [1, 1] or any(win.reversal) or min(min(p) for p in win.pad) < 0:
+        return None
+    users = comp.users()
+    if any(len(users[p]) != 1 for p in comp.params) or len(comp.params) != 2 + (bias is not None):
+        return None
+    types = tuple(comp[p].tensor_type for p in comp.params)
+    n, h, w, c = types[x].shape
+    kh, kw, c2, o = types[wt].shape
+    if c2 != c or (bias is not None and types[bias].shape != (o,)) or not all(_row_major(t) for t in types):
+        return None
+    cv = Conv(n, h, w, c, kh, kw, o, (win.stride[0], win.stride[1]), ((win.pad[0][0], win.pad[0][1]),
+              (win.pad[1][0], win.pad[1][1])), x, wt, bias, tail, len(types), types)
+    if cv.oh < 1 or cv.ow < 1 or acc.tensor_type.shape != (n, cv.oh, cv.ow, o):
+        return None
+    return cv
+
+
+def conv_hlo(n: int, h: int, w: int, c: int, k: int, o: int, stride: int = 1, pad: int = 0, bias: bool = False,
+             scale: float | None = 1.0, relu: bool = False, name: str = "conv") -> str:
+    """HLO text of a square-window conv layer as jax dumps it (``scale`` as :func:`.gemm.layer_hlo`)."""
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    win = f"size={k}x{k}" + (f" stride={stride}x{stride}" if stride != 1 else "") + \
+        (f" pad={pad}_{pad}x{pad}_{pad}" if pad else "")
+    sh = f"[{n},{oh},{ow},{o}]"
+    L = [f"  x = s8[{n},{h},{w},{c}]{{3,2,1,0}} parameter(0)", f"  w = s8[{k},{k},{c},{o}]{{3,2,1,0}} parameter(1)",
+         f"  d = s32{sh}{{3,2,1,0}} convolution(x, w), window={{{win}}}, dim_labels={LABELS}"]
+    acc = "d"
+    if bias:
+        L += [f"  bias = s32[{o}]{{0}} parameter(2)", f"  bb = s32{sh} broadcast(bias), dimensions={{3}}",
+              f"  s = s32{sh} add(d, bb)"]
+        acc = "s"
+    if scale is None:
+        if relu:
+            raise ValueError("ReLU applies to the s8 result")
+        L.append(f"  ROOT y = s32{sh} copy({acc})")
+    else:
+        if scale == 1.0:
+            L += ["  lo = s32[] constant(-128)", "  hi = s32[] constant(127)", f"  c = s32{sh} clamp(lo, {acc}, hi)"]
+        else:
+            L += [f"  f = f32{sh} convert({acc})", f"  kb = u32[] constant({scale_bits(scale)})",
+                  "  k = f32[] bitcast-convert(kb)", f"  kk = f32{sh} broadcast(k), dimensions={{}}",
+                  f"  m = f32{sh} multiply(f, kk)", f"  r = f32{sh} round-nearest-even(m)",
+                  "  lo = f32[] constant(-128)", "  hi = f32[] constant(127)", f"  c = f32{sh} clamp(lo, r, hi)"]
+        if relu:
+            L += [f"  q = s8{sh} convert(c)", "  z = s8[] constant(0)", f"  zb = s8{sh} broadcast(z), dimensions={{}}",
+                  f"  ROOT y = s8{sh} maximum(q, zb)"]
+        else:
+            L.append(f"  ROOT y = s8{sh} convert(c)")
+    return f"HloModule {name}\nENTRY {name} {{\n" + "\n".join(L) + "\n}\n"
+
+
+def conv_gemm_graph(cv: Conv) -> Graph:
+    """The identity of the module doc as an HLO graph: taps' GEMMs over strided windows of the
+    zero-padded input, summed, then the bias and the tail on the M x O matrix, reshaped."""
+    (pt, pb), (pl, pr) = cv.pad
+    sh, sw = cv.stride
+    m, oh, ow = cv.m, cv.oh, cv.ow
+    L = [""] * cv.nparams
+    L[cv.x] = f"  X = s8[{cv.n},{cv.h},{cv.w},{cv.c}] parameter({cv.x})"
+    L[cv.wt] = f"  Wt = s8[{cv.kh},{cv.kw},{cv.c},{cv.o}] parameter({cv.wt})"
+    if cv.bias is not None:
+        L[cv.bias] = f"  bias = s32[{cv.o}] parameter({cv.bias})"
+    hp, wp = cv.h + pt + pb, cv.w + pl + pr
+    L += ["  z = s32[] constant(0)", "  z8 = s8[] constant(0)", f"  X32 = s32[{cv.n},{cv.h},{cv.w},{cv.c}] convert(X)",
+          f"  Xp = s32[{cv.n},{hp},{wp},{cv.c}] pad(X32, z), padding=0_0x{pt}_{pb}x{pl}_{pr}x0_0",
+          f"  W32 = s32[{cv.kh},{cv.kw},{cv.c},{cv.o}] convert(Wt)"]
+    acc = None
+    for kh in range(cv.kh):
+        for kw in range(cv.kw):
+            t = f"t{kh}_{kw}"
+            L += [f"  {t}_w = s32[{cv.n},{oh},{ow},{cv.c}] slice(Xp), slice={{[0:{cv.n}], "
+                  f"[{kh}:{kh + sh * (oh - 1) + 1}:{sh}], [{kw}:{kw + sw * (ow - 1) + 1}:{sw}], [0:{cv.c}]}}",
+                  f"  {t}_a = s32[{m},{cv.c}] reshape({t}_w)",
+                  f"  {t}_k = s32[1,1,{cv.c},{cv.o}] slice(W32), slice={{[{kh}:{kh + 1}], [{kw}:{kw + 1}], "
+                  f"[0:{cv.c}], [0:{cv.o}]}}",
+                  f"  {t}_b = s32[{cv.c},{cv.o}] reshape({t}_k)",
+                  f"  {t}_d = s32[{m},{cv.o}] dot({t}_a, {t}_b), lhs_contracting_dims={{1}}, "
+                  "rhs_contracting_dims={0}"]
+            if acc is None:
+                acc = f"{t}_d"
+            else:
+                L.append(f"  {t}_s = s32[{m},{cv.o}] add({acc}, {t}_d)")
+                acc = f"{t}_s"
+    if cv.bias is not None:
+        L += [f"  bb = s32[{m},{cv.o}] broadcast(bias), dimensions={{1}}", f"  sb = s32[{m},{cv.o}] add({acc}, bb)"]
+        acc = "sb"
+    res = _tail(L, cv, "tl", acc, m, cv.o)  # type: ignore[arg-type]
+    dt = "s32" if cv.tail.raw else "s8"
+    L.append(f"  ROOT result = {dt}[{cv.n},{oh},{ow},{cv.o}] reshape({res})")
+    return parse_hlo("HloModule conv_gemm\nENTRY conv_gemm {\n" + "\n".join(L) + "\n}\n")
+
+
+# -- the schedule ----------------------------------------------------------------------------------
+
+Block = tuple[int, int, int, int]      # (n, oh, ow0, rows)
+
+
+def _cover(cv: Conv, blk: Block, tap: tuple[int, int]) -> tuple[int, int] | None:
+    """The output columns [lo, hi) of row block ``blk`` that tap reads inside the input, or None."""
+    n, oh, ow0, r = blk
+    ih = oh * cv.stride[0] + tap[0] - cv.pad[0][0]
+    if not 0 <= ih < cv.h:
+        return None
+    sw, pl = cv.stride[1], cv.pad[1][0]
+    lo = max(ow0, -(-(pl - tap[1]) // sw))
+    hi = min(ow0 + r, (cv.w - 1 + pl - tap[1]) // sw + 1)
+    return (lo, hi) if lo < hi else None
+
+
+def conv_fits(t: TileTarget) -> bool:
+    """Whether ``t``'s tiles can run a convolution: row-addressed buffers, row-major operands and a
+    bias step (zero or bias rows into an accumulator)."""
+    return t.pack is None and t.b_group == 1 and t.bias is not None and t.layouts in (("", ""), ("{1,0}", "{1,0}"))
+
+
+@dataclass(frozen=True)
+class ConvPlan:
+    """HBM placement and the chunking of :func:`conv_program`."""
+
+    x_at: int
+    w_at: int
+    bias_at: int | None
+    out_at: int
+    zeros_at: int
+    consts_at: int
+    scratch_at: int
+    end: int
+    chunk: int
+    w_resident: bool
+
+
+def _plan(cv: Conv, t: TileTarget, hbm_size: int) -> ConvPlan:
+    bm, bk, bn = t.block
+    if not cv.tail.raw:
+        why = t.scale_ok(cv.tail.scale)  # type: ignore[arg-type]
+        if why is not None:
+            raise TileError(f"the store path cannot scale by {cv.tail.scale!r} "
+                            f"(f32 bits {scale_bits(cv.tail.scale):#010x}): {why}")  # type: ignore[arg-type]
+    ob = 4 if cv.tail.raw else 1
+    if cv.stride[1] * cv.c > 4096 or cv.o * ob > 4096:
+        raise TileError(f"a row stride of {max(cv.stride[1] * cv.c, cv.o * ob)} bytes is more than a move's 4096")
+    qt, nt = -(-cv.c // bk), -(-cv.o // bn)
+    if nt > t.acc_blocks:
+        raise TileError(f"{cv.o} output channels need {nt} accumulator blocks, the target has {t.acc_blocks}")
+    wblocks = cv.kh * cv.kw * qt * nt
+    w_resident = wblocks <= t.operand_blocks // 2
+    room = t.operand_blocks - (wblocks if w_resident else 2)
+    chunk = min(t.acc_blocks // nt, room, cv.n * cv.oh * -(-cv.ow // bm))
+    if chunk < 1:
+        raise TileError(f"the {t.operand_blocks}-block operand buffer cannot hold the weight and input blocks")
+    x_at = ALIGN
+    w_at = _align(x_at + cv.n * cv.h * cv.w * cv.c)
+    end = _align(w_at + cv.kh * cv.kw * cv.c * cv.o)
+    bias_at = None
+    if cv.bias is not None:
+        bias_at, end = end, _align(end + 4 * cv.o)
+    out_at, end = end, _align(end + cv.m * cv.o * ob)
+    zeros_at, end = end, _align(end + 4 * bn)
+    consts_at = end
+    nconst = len(t.constants(cv.tail))
+    if nconst:
+        end = _align(end + nconst)
+    scratch_at = end
+    if t.scratch_bytes:
+        end = _align(end + t.scratch_bytes)
+    if end > hbm_size:
+        raise TileError(f"the convolution's operands and result need {end} bytes of HBM, "
+                        f"the description has {hbm_size}")
+    return ConvPlan(x_at, w_at, bias_at, out_at, zeros_at, consts_at, scratch_at, end, chunk, w_resident)
+
+
+def _align(x: int) -> int:
+    return -(-x // ALIGN) * ALIGN
+
+
+def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str) -> tuple[Program, MicroKernels, int]:
+    """The whole program of ``cv`` on ``t`` (module doc's schedule), its micro-kernels and its
+    number of output tiles (raises :class:`TileError` when it cannot fit)."""
+    p = _plan(cv, t, hbm_size)
+    bm, bk, bn = t.block
+    mk = MicroKernels(t)
+    out: list[Concrete] = list(t.prologue(p.consts_at, cv.tail))
+    oa, aa = t.operand_addr, t.acc_addr
+    ob = 4 if cv.tail.raw else 1
+    blocks: list[Block] = [(n, oh, ow0, r) for n in range(cv.n) for oh in range(cv.oh) for ow0, r in tiles(cv.ow, bm)]
+    qs, js = tiles(cv.c, bk), tiles(cv.o, bn)
+    nq, nj = len(qs), len(js)
+    taps0 = [(kh, kw) for kh in range(cv.kh) for kw in range(cv.kw)]
+    full = {tap: sum(1 for b in blocks if _cover(cv, b, tap) == (b[2], b[2] + b[3])) for tap in taps0}
+    taps = sorted(taps0, key=lambda tp: -full[tp])
+    tap_ix = {tp: i for i, tp in enumerate(taps0)}
+
+    def w_addr(tap: tuple[int, int], q0: int, j0: int) -> int:
+        return p.w_at + ((tap[0] * cv.kw + tap[1]) * cv.c + q0) * cv.o + j0
+
+    def w_slot(tap: tuple[int, int], q: int, j: int, use: int) -> int:
+        return (tap_ix[tap] * nq + q) * nj + j if p.w_resident else use % 2
+
+    wslots = cv.kh * cv.kw * nq * nj if p.w_resident else 2
+    if p.w_resident:
+        for tap in taps0:
+            for q, (q0, kk) in enumerate(qs):
+                for j, (j0, c) in enumerate(js):
+                    mk.emit(out, "load_b", (kk, c), (w_addr(tap, q0, j0), oa(w_slot(tap, q, j, 0))), (cv.o,))
+    a_stride = cv.stride[1] * cv.c
+    use = 0
+    for c0 in range(0, len(blocks), p.chunk):
+        chunk = blocks[c0:c0 + p.chunk]
+        started = [False] * len(chunk)
+        for i, blk in enumerate(chunk):
+            first = next((cov for tap in taps if (cov := _cover(cv, blk, tap)) is not None), None)
+            src = p.bias_at if p.bias_at is not None else (None if first == (blk[2], blk[2] + blk[3]) else p.zeros_at)
+            if src is not None:
+                for j, (j0, c) in enumerate(js):
+                    mk.emit(out, "bias", (blk[3], c), ((src + 4 * j0) if src == p.bias_at else src, aa(i * nj + j)))
+                started[i] = True
+        for tap in taps:
+            covs = [_cover(cv, blk, tap) for blk in chunk]
+            if all(cv_ is None for cv_ in covs):
+                continue
+            for q, (q0, kk) in enumerate(qs):
+                for i, (blk, cov) in enumerate(zip(chunk, covs, strict=True)):
+                    if cov is None:
+                        continue
+                    n, oh, _, _ = blk
+                    ih = oh * cv.stride[0] + tap[0] - cv.pad[0][0]
+                    iw = cov[0] * cv.stride[1] + tap[1] - cv.pad[1][0]
+                    src = p.x_at + ((n * cv.h + ih) * cv.w + iw) * cv.c + q0
+                    mk.emit(out, "load_a", (cov[1] - cov[0], kk), (src, oa(wslots + i)), (a_stride,))
+                for j, (j0, c) in enumerate(js):
+                    bs = w_slot(tap, q, j, use)
+                    if not p.w_resident:
+                        mk.emit(out, "load_b", (kk, c), (w_addr(tap, q0, j0), oa(bs)), (cv.o,))
+                        use += 1
+                    first_mul = True
+                    for i, (blk, cov) in enumerate(zip(chunk, covs, strict=True)):
+                        if cov is None:
+                            continue
+                        acc_at = aa(i * nj + j) + (cov[0] - blk[2])
+                        mk.emit(out, "mul", (cov[1] - cov[0], kk, c), (oa(wslots + i), oa(bs), acc_at),
+                                (int(started[i] or q > 0), int(first_mul)))
+                        first_mul = False
+            for i, cov in enumerate(covs):
+                started[i] = started[i] or cov is not None
+        for i, (n, oh, ow0, r) in enumerate(chunk):
+            for j, (j0, c) in enumerate(js):
+                dram = p.out_at + (((n * cv.oh + oh) * cv.ow + ow0) * cv.o + j0) * ob
+                mk.emit(out, "store", (r, c), (dram, aa(i * nj + j), (p.bias_at or 0) + 4 * j0, p.scratch_at),
+                        (cv.o * ob, cv.tail, p.bias_at is not None))
+    s32 = DTYPES["s32"]
+    inputs = [Placement(cv.x, p.x_at, cv.param_types[cv.x]), Placement(cv.wt, p.w_at, cv.param_types[cv.wt])]
+    if cv.bias is not None and p.bias_at is not None:
+        inputs.append(Placement(cv.bias, p.bias_at, cv.param_types[cv.bias]))
+    inputs.sort(key=lambda x: x.index)
+    outputs = (Placement(0, p.out_at, TensorType(s32 if cv.tail.raw else DTYPES["s8"], (cv.n, cv.oh, cv.ow, cv.o))),)
+    consts = [(p.zeros_at, bytes(4 * bn))]
+    if len(t.constants(cv.tail)):
+        consts.append((p.consts_at, t.constants(cv.tail)))
+    return Program(target_name, tuple(out), tuple(inputs), outputs, tuple(consts)), mk, len(blocks) * nj

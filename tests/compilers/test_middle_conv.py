@@ -1,0 +1,139 @@
+"""Convolution layers through the middle end (compilers/middle/conv.py): recognition of jax's
+conv HLO, the taps-as-GEMMs identity against the reference interpreter, and Gemmini programs
+checked bit for bit on the simulator (stride 1 and 2, padding 0 and 1, 1x1 and 3x3 windows)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compilers.act import Unsupported, compile_graph
+from compilers.middle.compile import compile_tiled
+from compilers.middle.conv import conv_gemm_graph, conv_hlo, recognize_conv
+from compilers.simulator import simulate
+from compilers.targets import load_target
+from semantics.hlo_parser import parse_file, parse_hlo
+from semantics.inputs import random_inputs
+from semantics.interp import evaluate
+
+tails = st.sampled_from([(None, False), (1.0, False), (1.0, True), (0.0625, False), (3 / 16, True)])
+windows = st.sampled_from([(1, 0), (3, 0), (3, 1)])     # (window size, padding): 1x1, 3x3 valid, 3x3 'SAME'
+
+
+def _conv(n: int, hw: int, c: int, o: int, win: tuple[int, int], stride: int, bias: bool, tail: tuple):  # noqa: ANN202
+    k, pad = win
+    return parse_hlo(conv_hlo(n, hw, hw + 1, c, k, o, stride, pad, bias=bias, scale=tail[0], relu=tail[1]))
+
+
+def test_recognizes_jax_conv_hlo_and_not_others() -> None:
+    cv = recognize_conv(parse_file("tests/corpus/jax/conv2d_int8/pre.hlo"))
+    assert cv is not None and (cv.n, cv.h, cv.w, cv.c, cv.kh, cv.o, cv.oh, cv.tail.raw) == (1, 6, 6, 3, 3, 4, 4, True)
+    assert recognize_conv(parse_file("tests/corpus/jax/conv2d_nhwc/pre.hlo")) is None     # f32
+    assert recognize_conv(parse_file("tests/corpus/jax/depthwise_conv/pre.hlo")) is None  # feature groups
+    assert recognize_conv(parse_file("tests/corpus/jax/conv2d_dilated/pre.hlo")) is None  # dilation
+    g = recognize_conv(_conv(2, 7, 5, 9, (3, 1), 2, True, (0.0625, True)))
+    assert g is not None and (g.stride, g.pad, g.bias, g.tail.scale, g.tail.relu) == ((2, 2), ((1, 1), (1, 1)), 2,
+                                                                                     0.0625, True)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 2), hw=st.integers(1, 9), c=st.integers(1, 20), o=st.integers(1, 20), win=windows,
+       stride=st.integers(1, 2), bias=st.booleans(), tail=tails, seed=st.integers(0, 3))
+def test_taps_as_gemms_mean_the_convolution(n: int, hw: int, c: int, o: int, win: tuple, stride: int, bias: bool,
+                                            tail: tuple, seed: int) -> None:
+    if hw + 2 * win[1] < win[0]:
+        return
+    graph = _conv(n, hw, c, o, win, stride, bias, tail)
+    cv = recognize_conv(graph)
+    assert cv is not None
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,), (got,) = evaluate(graph, xs), evaluate(conv_gemm_graph(cv), xs)
+    assert want.dtype == got.dtype and np.array_equal(want, got)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hw=st.integers(3, 12), c=st.integers(1, 40), o=st.integers(1, 40), win=windows, stride=st.integers(1, 2),
+       bias=st.booleans(), tail=tails, seed=st.integers(0, 3))
+def test_conv_gemmini_programs_check_bit_for_bit(hw: int, c: int, o: int, win: tuple, stride: int, bias: bool,
+                                                 tail: tuple, seed: int) -> None:
+    acc = load_target("gemmini")
+    graph = _conv(1, hw, c, o, win, stride, bias, tail)
+    res = compile_graph(graph, acc)
+    assert res.stats.middle
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(acc, res.program, xs).outputs
+    assert np.array_equal(want, got)
+
+
+def test_a_wide_layer_runs_on_the_stream_backend_too() -> None:
+    from accv.backends import get_backend
+
+    acc = load_target("gemmini")
+    graph = _conv(2, 18, 35, 40, (3, 1), 1, True, (0.0625, True))   # 20 columns: two row blocks per output row
+    prog = compile_graph(graph, acc).program
+    xs = random_inputs(graph, 1, edges=True)
+    (want,) = evaluate(graph, xs)
+    for backend in ("sim", "stream"):
+        (got,) = get_backend(acc, backend).run(prog, xs).outputs
+        assert np.array_equal(want, got), backend
+
+
+@pytest.mark.parametrize("hw", [8, 9])
+def test_jax_same_padding_at_stride_2_is_asymmetric_and_checks(hw: int) -> None:
+    """jax's 'SAME' at stride 2 pads (0, 1) on an even size and (1, 1) on an odd one."""
+    acc = load_target("gemmini")
+    pad = "0_1x0_1" if hw % 2 == 0 else "1_1x1_1"
+    text = conv_hlo(2, hw, hw, 5, 3, 12, 2, 1, bias=True, scale=0.0625, relu=True).replace("pad=1_1x1_1", f"pad={pad}")
+    graph = parse_hlo(text)
+    cv = recognize_conv(graph)
+    assert cv is not None and cv.pad == (((0, 1), (0, 1)) if hw % 2 == 0 else ((1, 1), (1, 1)))
+    res = compile_graph(graph, acc)
+    for seed in (0, 1):
+        xs = random_inputs(graph, seed, edges=bool(seed))
+        (want,) = evaluate(graph, xs)
+        (got,) = simulate(acc, res.program, xs).outputs
+        assert np.array_equal(want, got)
+
+
+def test_micro_kernels_grow_with_shapes_not_positions() -> None:
+    acc = load_target("gemmini")
+    small = compile_tiled(_conv(1, 16, 16, 16, (3, 1), 1, False, (1.0, False)), acc)
+    big = compile_tiled(_conv(4, 16, 16, 16, (3, 1), 1, False, (1.0, False)), acc)
+    assert small is not None and big is not None
+    assert big.tiles == 4 * small.tiles and big.micro_kernels == small.micro_kernels
+
+
+def test_a_scale_outside_the_store_paths_domain_exits_3() -> None:
+    with pytest.raises(Unsupported, match="cannot scale by 0.3"):
+        compile_graph(_conv(1, 5, 3, 4, (3, 1), 1, False, (0.3, False)), load_target("gemmini"))
+
+
+def test_other_targets_leave_convolutions_to_act() -> None:
+    assert compile_tiled(_conv(1, 5, 3, 4, (3, 1), 1, False, (1.0, False)), load_target("amx")) is None
+
+
+@pytest.mark.parametrize("operand_blocks,acc_blocks", [(8, 4), (3, 2)])
+def test_small_buffers_stream_the_weights_and_chunk_the_rows(operand_blocks: int, acc_blocks: int) -> None:
+    """Weights that do not fit half the operand buffer are loaded per use (two slots), and rows go
+    in several accumulator chunks: the same results with Gemmini's blocks in smaller buffers."""
+    from dataclasses import replace
+
+    from compilers.middle.conv import conv_program
+    from compilers.targets.gemmini.tiles import TILES
+
+    acc = load_target("gemmini")
+    graph = _conv(2, 9, 20, 18, (3, 1), 1, True, (0.0625, True))
+    cv = recognize_conv(graph)
+    assert cv is not None
+    small = replace(TILES, operand_blocks=operand_blocks, acc_blocks=acc_blocks)
+    prog, _, _ = conv_program(cv, small, acc.hbm_size, "gemmini")
+    full, _, _ = conv_program(cv, TILES, acc.hbm_size, "gemmini")
+    loads = [sum(c.name == "preload_ws" for c in p.instructions) for p in (prog, full)]
+    assert loads[0] > loads[1]
+    xs = random_inputs(graph, 1, edges=True)
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(acc, prog, xs).outputs
+    assert np.array_equal(want, got)
