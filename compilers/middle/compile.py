@@ -1,7 +1,8 @@
 """The middle end's entry: a layer tiled into one program before Act's phase 1.
 
 What belongs here: :func:`compile_tiled`, called by :func:`compilers.act.driver.compile_graph`
-first. It recognizes the layer (:mod:`.gemm`, else a convolution layer: :mod:`.conv`), asks the
+first. It recognizes the layer (a convolution layer where the target runs :mod:`.conv`'s direct
+tiling, else :mod:`.gemm`, whose forms include a 1x1 convolution as the GEMM of its views), asks the
 target package for its :class:`~.schedule.TileTarget`, plans and composes the program
 (:mod:`.schedule`, or :mod:`.conv`'s schedule) and returns it with its figures, or None where the middle end does not take the kernel (Act compiles it).
 
@@ -65,15 +66,13 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     if row_block is not None:
         return _rows(graph, acc, offer, compile_block) if compile_block is not None else None
     t: TileTarget = offer  # type: ignore[assignment]
-    g = recognize(graph)
-    if g is None:
-        cv = recognize_conv(graph)
-        if cv is None or not conv_fits(t):
-            return None
+    cv = recognize_conv(graph) if conv_fits(t) else None
+    g = None if cv is not None else recognize(graph)
+    if cv is not None:
         t0 = time.perf_counter()
         prog, mk, ntiles = conv_program(cv, t, acc.hbm_size, acc.name)
         return Tiled(prog, cv, len(mk.built), ntiles, time.perf_counter() - t0)
-    if not takes(g, t):
+    if g is None or not takes(g, t):
         return None
     t0 = time.perf_counter()
     p = plan(g, t, acc.hbm_size)
