@@ -30,6 +30,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from . import rtl_coverage
 from .case import CaseSpec, run_case
 from .store import FAILURES, Case, Store
 
@@ -47,16 +48,20 @@ class CampaignArgs:
     max_nodes: int = 5
     timeout: float = 120.0
     proofs: str = "prove"
+    rtl_coverage: bool = False              # collect Verilator line/toggle coverage of the rtl backend's runs
 
     def identity(self) -> dict:
-        """What makes two runs the same campaign (the resume key): everything but the wall time."""
+        """What makes two runs the same campaign (the resume key): everything but the wall time
+        (``rtl_coverage`` only when on, so campaigns without it keep the key they had before it existed)."""
         d = asdict(self)
+        if not d["rtl_coverage"]:
+            del d["rtl_coverage"]
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
 
-    def spec(self, target: str, i: int) -> CaseSpec:
+    def spec(self, target: str, i: int, coverage_folder: str | None = None) -> CaseSpec:
         be = tuple(b for b in self.backends if _offers(target, b)) if self.backends else ()
         return CaseSpec(target, self.seed + i, self.generators[i % len(self.generators)], be, self.max_nodes,
-                        self.proofs)
+                        self.proofs, coverage_folder)
 
 
 def _offers(target: str, backend: str) -> bool:
@@ -72,6 +77,7 @@ class CampaignResult:
     counts: dict[str, int] = field(default_factory=dict)
     new_cases: int = 0
     seconds: float = 0.0
+    rtl_coverage: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)  # design -> kind -> (covered, total)
 
 
 def _signal_name(code: int | None) -> str:
@@ -118,13 +124,13 @@ def _collect(spec: CaseSpec, fut: Future, timeout: float, FutTimeout: type, Proc
                     {"total": time.perf_counter() - t0}, bucket=f"{spec.target} | crash | - | {type(e).__name__}")
 
 
-def _todo(args: CampaignArgs, done: set[tuple[str, int]]) -> Iterator[CaseSpec]:
+def _todo(args: CampaignArgs, done: set[tuple[str, int]], coverage_folder: str | None = None) -> Iterator[CaseSpec]:
     """Pending cases, round-robin over the targets, in seed order."""
     i = 0
     while args.cases is None or i < args.cases:
         for t in args.targets:
             if (t, args.seed + i) not in done:
-                yield args.spec(t, i)
+                yield args.spec(t, i, coverage_folder)
         i += 1
 
 
@@ -157,7 +163,8 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
             bar.update(1)
             bar.set_postfix(failures=fails, per_min=f"{res.new_cases / mins:.1f}")
 
-    todo = _todo(args, done)
+    cov = str(rtl_coverage.folder(db, cid)) if args.rtl_coverage else None
+    todo = _todo(args, done, cov)
     try:
         if scheduler:
             _run_dask(args, todo, scheduler, deadline, record)
@@ -171,6 +178,12 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
     finally:
         if bar is not None:
             bar.close()
+        if cov is not None and workers <= 0 and not scheduler:
+            from rtl_harness import coverage
+
+            coverage.stop()
+    if cov is not None:
+        res.rtl_coverage = rtl_coverage.record(store.db, cid, Path(cov))
     finished = args.cases is not None and len(store.done(cid)) >= total  # type: ignore[operator]
     if finished or args.minutes is not None:
         store.finish_campaign(cid)
@@ -286,6 +299,9 @@ def report_lines(db: str | Path, campaign: int) -> list[str]:
     for t, o, n in rows:
         per.setdefault(t, {})[o] = int(n)
     lines = [f"{t}: " + ", ".join(f"{n} {o}" for o, n in sorted(c.items())) for t, c in per.items()]
+    for design, kinds in rtl_coverage.read(store.db, campaign).items():
+        lines.append(f"RTL coverage {design}: " + ", ".join(f"{k} {c}/{t} ({c / max(t, 1):.1%})"
+                                                         for k, (c, t) in kinds.items()))
     for b in store.buckets(store.bucket_signatures(campaign)):
         lines.append(f"bucket {b['signature']} (seed {b['seed']})" + (f": {b['replay']}" if b["replay"] else ""))
     store.close()

@@ -51,6 +51,7 @@ class CaseSpec:
     backends: tuple[str, ...] = ()       # () = every available backend of the target
     max_nodes: int = 5
     proofs: str = "prove"                # "prove": prove a missing rule instantiation at first use (as accv compile); "cached": only proven ones
+    rtl_coverage: str | None = None      # collect RTL coverage into this folder (fuzz/rtl_coverage.py)
 
 
 @dataclass
@@ -205,7 +206,20 @@ def evaluate_graph(target: str, graph: Graph, backends: tuple[str, ...] = (), se
 
 
 def run_case(spec: CaseSpec) -> Case:
-    """Run one case end to end (never raises for what it finds)."""
+    """Run one case end to end (never raises for what it finds). With ``spec.rtl_coverage`` the rtl
+    backend runs the coverage builds and this process's tally is written to that folder after the case."""
+    if spec.rtl_coverage is None:
+        return _run_case(spec)
+    from rtl_harness import coverage
+
+    coverage.start(spec.rtl_coverage)
+    try:
+        return _run_case(spec)
+    finally:
+        coverage.flush()
+
+
+def _run_case(spec: CaseSpec) -> Case:
     t0 = time.perf_counter()
     try:
         graph = generate_graph(spec)
