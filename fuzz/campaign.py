@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import rtl_coverage
-from .case import CaseSpec, run_case
+from .case import CaseSpec, run_case, warm
 from .store import FAILURES, Case, Store
 
 __all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool", "case_in_subprocess"]
@@ -78,6 +78,7 @@ class CampaignResult:
     new_cases: int = 0
     seconds: float = 0.0
     rtl_coverage: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)  # design -> kind -> (covered, total)
+    rtl_builds: dict[str, float] = field(default_factory=dict)    # target -> seconds of an RTL model built for the run
 
 
 def _signal_name(code: int | None) -> str:
@@ -164,6 +165,8 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
             bar.set_postfix(failures=fails, per_min=f"{res.new_cases / mins:.1f}")
 
     cov = str(rtl_coverage.folder(db, cid)) if args.rtl_coverage else None
+    if not scheduler:       # the pool's workers are forked from this process: they start with it
+        res.rtl_builds = warm(args.targets, args.backends, args.rtl_coverage)
     todo = _todo(args, done, cov)
     try:
         if scheduler:

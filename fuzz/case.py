@@ -36,7 +36,7 @@ from . import oracles
 from .inputs import informative_share, input_sets
 from .store import Case
 
-__all__ = ["CaseSpec", "Verdict", "evaluate_graph", "generate_graph", "run_case", "signature"]
+__all__ = ["CaseSpec", "Verdict", "evaluate_graph", "generate_graph", "run_case", "signature", "warm"]
 
 GENERATORS = ("nnsmith", "gen")
 
@@ -89,6 +89,28 @@ def _rules(target: str, proofs: str):  # noqa: ANN202 - IrRules
     from compilers.act.rewrite import IrRules, ProofGate
 
     return IrRules.for_target(oracles._acc(target), ProofGate(prove_missing=proofs == "prove"))
+
+
+def warm(targets: tuple[str, ...], backends: tuple[str, ...] = (), rtl_coverage: bool = False) -> dict[str, float]:
+    """Load in this process what every case of ``targets`` uses before any case runs: the compiler's
+    modules, the target descriptions, the backends' availability (a ``verilator --version`` each)
+    and the RTL models the rtl backend runs (built here when missing: a build on a fresh machine
+    takes minutes, which no case's timeout should pay). Worker processes forked afterwards (the
+    campaign's pool, a worker replacing a killed one) start with all of it. Returns the seconds
+    of each RTL model built now."""
+    import compilers.act  # noqa: F401 - the compiler's modules, imported once for every worker
+
+    built: dict[str, float] = {}
+    for t in targets:
+        oracles._acc(t)
+        names = [n for n, why in oracles.available_backends(t) if why is None]
+        if "rtl" in names and (not backends or "rtl" in backends):
+            from rtl_harness.runner import build
+
+            s = build(t, rtl_coverage)
+            if s is not None:
+                built[t] = s
+    return built
 
 
 def generate_graph(spec: CaseSpec) -> Graph:
