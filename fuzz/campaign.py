@@ -219,7 +219,7 @@ def _run_pool(args: CampaignArgs, todo: Iterator[CaseSpec], workers: int, deadli
 
     with ProcessPool(max_workers=workers) as pool:
         running: dict[Future, CaseSpec] = {}
-        exhausted = False
+        exhausted = stopped = False
         while True:
             while not exhausted and len(running) < 2 * workers and (deadline is None or time.monotonic() < deadline):
                 spec = next(todo, None)
@@ -229,11 +229,17 @@ def _run_pool(args: CampaignArgs, todo: Iterator[CaseSpec], workers: int, deadli
                 running[pool.schedule(run_case, args=(spec,), timeout=args.timeout)] = spec
             if not running:
                 break
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            left = None if deadline is None or stopped else max(0.0, deadline - time.monotonic())
+            finished, _ = wait(list(running), timeout=left, return_when=FIRST_COMPLETED)
             for f in sorted(finished, key=lambda f: (running[f].seed, running[f].target)):
                 record(_collect(running.pop(f), f, args.timeout, FutTimeout, ProcessExpired))
-            if deadline is not None and time.monotonic() >= deadline:
-                exhausted = True
+            if deadline is not None and time.monotonic() >= deadline and not stopped:
+                exhausted = stopped = True
+                # cases queued but not started when the time is up are not run: no row, so a
+                # resumed campaign runs them (the ones already running finish and are recorded)
+                for f in [f for f in running if not f.running() and not f.done()]:
+                    if f.cancel():
+                        del running[f]
 
 
 def case_in_subprocess(spec: CaseSpec, timeout: float) -> Case:
