@@ -9,7 +9,10 @@ Executors:
 - ``workers == 0``: in this process, no timeout (tests, debugging, monkeypatched bugs).
 - ``workers >= 1``: a pebble ``ProcessPool``; a case that runs past ``timeout`` is killed
   (outcome ``timeout``), a worker that dies (``os._exit``, a signal) is recorded as ``crash`` with
-  its exit code or signal; the campaign goes on.
+  its exit code or signal; the campaign goes on. Workers start from multiprocessing's fork server
+  (:func:`process_pool`), not as forks of this process: a process forked after its parent ran the
+  compiler's egglog e-graphs hangs in its own first e-graph, and the process that starts a campaign
+  may have compiled before (a test session, a second campaign, triage).
 - ``scheduler``: a Dask distributed cluster; each task runs its case in a ``python -m fuzz.campaign``
   subprocess inside the Dask worker, killed at the timeout (a running Dask task cannot be
   interrupted, and its daemonic worker may not start a pool); the task returns the row and only
@@ -34,7 +37,7 @@ from . import rtl_coverage
 from .case import CaseSpec, run_case, warm
 from .store import FAILURES, Case, Store
 
-__all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool", "case_in_subprocess"]
+__all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool", "case_in_subprocess", "process_pool"]
 
 
 @dataclass(frozen=True)
@@ -90,15 +93,25 @@ def _signal_name(code: int | None) -> str:
     return f"exited with code {code}"
 
 
+def process_pool(workers: int) -> object:
+    """A pebble ``ProcessPool`` of ``workers`` processes started by multiprocessing's fork server
+    (a clean process that has imported nothing of the compiler; module docstring)."""
+    import multiprocessing
+
+    from pebble import ProcessPool
+
+    return ProcessPool(max_workers=workers, context=multiprocessing.get_context("forkserver"))
+
+
 def case_in_pool(spec: CaseSpec, timeout: float, pool: object | None = None) -> Case:
     """Run ``spec`` in a pebble process (``pool``, or a fresh one-worker pool) with ``timeout``;
     a timeout or a dead worker becomes the case's outcome."""
     from concurrent.futures import TimeoutError as FutTimeout
 
-    from pebble import ProcessExpired, ProcessPool
+    from pebble import ProcessExpired
 
     own = pool is None
-    pool = pool or ProcessPool(max_workers=1)
+    pool = pool or process_pool(1)
     try:
         fut = pool.schedule(run_case, args=(spec,), timeout=timeout)  # type: ignore[attr-defined]
         return _collect(spec, fut, timeout, FutTimeout, ProcessExpired)
@@ -165,7 +178,7 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
             bar.set_postfix(failures=fails, per_min=f"{res.new_cases / mins:.1f}")
 
     cov = str(rtl_coverage.folder(db, cid)) if args.rtl_coverage else None
-    if not scheduler:       # the pool's workers are forked from this process: they start with it
+    if not scheduler:       # builds here, not inside a worker's case
         res.rtl_builds = warm(args.targets, args.backends, args.rtl_coverage)
     todo = _todo(args, done, cov)
     try:
@@ -215,9 +228,9 @@ def _run_pool(args: CampaignArgs, todo: Iterator[CaseSpec], workers: int, deadli
               record: Callable[[Case], None]) -> None:
     from concurrent.futures import TimeoutError as FutTimeout
 
-    from pebble import ProcessExpired, ProcessPool
+    from pebble import ProcessExpired
 
-    with ProcessPool(max_workers=workers) as pool:
+    with process_pool(workers) as pool:  # type: ignore[attr-defined]
         running: dict[Future, CaseSpec] = {}
         exhausted = stopped = False
         while True:

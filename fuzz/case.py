@@ -92,14 +92,12 @@ def _rules(target: str, proofs: str):  # noqa: ANN202 - IrRules
 
 
 def warm(targets: tuple[str, ...], backends: tuple[str, ...] = (), rtl_coverage: bool = False) -> dict[str, float]:
-    """Load in this process what every case of ``targets`` uses before any case runs: the compiler's
-    modules, the target descriptions, the backends' availability (a ``verilator --version`` each)
-    and the RTL models the rtl backend runs (built here when missing: a build on a fresh machine
-    takes minutes, which no case's timeout should pay). Worker processes forked afterwards (the
-    campaign's pool, a worker replacing a killed one) start with all of it. Returns the seconds
-    of each RTL model built now."""
-    import compilers.act  # noqa: F401 - the compiler's modules, imported once for every worker
-
+    """Prepare in this process, before any case runs, what the cases of ``targets`` need on disk:
+    the RTL models the rtl backend runs (built when missing: a build on a fresh machine takes
+    minutes, which no case's timeout and no ``run.rtl`` time should pay; ``rtl_coverage``: their
+    coverage builds). Loads the target descriptions and asks each backend whether it runs here.
+    Imports nothing of the compiler (the campaign's workers must not be forked from a process that
+    ran it). Returns the seconds of each RTL model built now."""
     built: dict[str, float] = {}
     for t in targets:
         oracles._acc(t)

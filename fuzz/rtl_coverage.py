@@ -2,7 +2,7 @@
 
 While a campaign collects coverage, every worker process runs the rtl backend on the designs'
 coverage builds (:mod:`rtl_harness.coverage`) and, after each case, writes its running tally to
-``<db>.cov/campaign-<id>/<design>-<pid>.dat``. When the campaign stops, :func:`record` merges the
+``<db>.cov/campaign-<id>/<design>-<pid>-<token>.npz``. When the campaign stops, :func:`record` merges the
 folder's files per design and stores the figure in the campaign database:
 
 - ``rtl_coverage``: one row per (campaign, design, kind) with kind ``line`` (Verilator line
@@ -40,12 +40,12 @@ def folder(db: str | Path, campaign: int) -> Path:
 
 
 def record(db: sqlite3.Connection, campaign: int, where: Path) -> dict[str, dict[str, tuple[int, int]]]:
-    """Merge the .dat files in ``where`` per design and store the figure of ``campaign`` (replacing
+    """Merge the tallies in ``where`` per design and store the figure of ``campaign`` (replacing
     an earlier one of the same campaign); returns design -> kind -> (covered, total)."""
     from rtl_harness.coverage import folder_summary
 
     figures = folder_summary(where) if where.is_dir() else {}
-    files = {d: len(list(where.glob(f"{d}-*.dat"))) for d in figures}
+    files = {d: len(list(where.glob(f"{d}-*.npz"))) for d in figures}
     db.executescript(_SCHEMA)
     with db:
         for design, kinds in figures.items():

