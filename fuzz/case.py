@@ -104,8 +104,12 @@ def warm(targets: tuple[str, ...], backends: tuple[str, ...] = (), rtl_coverage:
         names = [n for n, why in oracles.available_backends(t) if why is None]
         if "rtl" in names and (not backends or "rtl" in backends):
             from rtl_harness.runner import build
+            from semantics.errors import AccvError
 
-            s = build(t, rtl_coverage)
+            try:
+                s = build(t, rtl_coverage)
+            except AccvError:
+                continue        # each rtl run then fails the same way and is recorded as a backend-crash
             if s is not None:
                 built[t] = s
     return built
