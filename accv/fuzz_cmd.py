@@ -40,6 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="rule instantiations: prove a missing one at first use, as accv compile does (default; "
                         "outcomes then do not depend on what the proof cache holds), or cached proofs only")
     p.add_argument("--no-reduce", action="store_true", help="skip reducing new buckets")
+    p.add_argument("--rtl-coverage", action="store_true",
+                   help="collect Verilator line and toggle coverage of the rtl backend's runs (coverage builds of the "
+                        "designs; the figure per design goes to the database and the report)")
     p.add_argument("--replay", metavar="DIR", help="re-run a reproducer folder (exit 1 while it still fails)")
     p.set_defaults(fn=cmd_fuzz)
 
@@ -65,7 +68,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         args.minutes = 2.0
     ca = CampaignArgs(targets=targets, backends=_list(args.backend), cases=args.cases, minutes=args.minutes,
                       seed=args.seed, generators=_list(args.generator), max_nodes=args.max_nodes,
-                      timeout=args.timeout, proofs=args.proofs)
+                      timeout=args.timeout, proofs=args.proofs, rtl_coverage=args.rtl_coverage)
     res = run_campaign(ca, args.db, workers=args.workers, scheduler=args.scheduler,
                        progress=sys.stderr.isatty())
     if not args.no_reduce:

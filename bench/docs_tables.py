@@ -230,11 +230,18 @@ def fuzz_throughput() -> str:
     for t, r in d["targets"].items():
         st = ", ".join(f"{k} {v:g}" for k, v in r["stage_seconds"].items() if not k.startswith("compile."))
         m = ", ".join(f"{k[8:]} {v:g}" for k, v in r["stage_seconds"].items()
-                      if k.startswith("compile.M") and v >= 0.01)
+                      if k.startswith("compile.") and v >= 0.01)
         out.append(f"| {t} | {r['cases_per_min']} | " + ", ".join(f"{n} {o}" for o, n in sorted(r["outcomes"].items()))
                    + f" | {st} (compile: {m or '-'}) | {r['rtl_share']:.0%} | {len(r['operators'])} | "
                    f"{len(r['instructions'])} | {len(r['alpha_values'])} | "
                    + (", ".join(f"{k} {v}" for k, v in list(r["unsupported_by_operator"].items())[:5]) or "-") + " |")
+    cov = d.get("rtl_coverage") or {}
+    if cov:
+        out += ["", "| design | line points covered | toggle points covered |", "|---|---|---|"]
+        for design, kinds in cov.items():
+            out.append(f"| {design} | " + " | ".join(
+                f"{kinds[k]['covered']} / {kinds[k]['total']} ({kinds[k]['covered'] / max(kinds[k]['total'], 1):.1%})"
+                for k in ("line", "toggle")) + " |")
     return "\n".join(out)
 
 

@@ -9,7 +9,10 @@ Executors:
 - ``workers == 0``: in this process, no timeout (tests, debugging, monkeypatched bugs).
 - ``workers >= 1``: a pebble ``ProcessPool``; a case that runs past ``timeout`` is killed
   (outcome ``timeout``), a worker that dies (``os._exit``, a signal) is recorded as ``crash`` with
-  its exit code or signal; the campaign goes on.
+  its exit code or signal; the campaign goes on. Workers start from multiprocessing's fork server
+  (:func:`process_pool`), not as forks of this process: a process forked after its parent ran the
+  compiler's egglog e-graphs hangs in its own first e-graph, and the process that starts a campaign
+  may have compiled before (a test session, a second campaign, triage).
 - ``scheduler``: a Dask distributed cluster; each task runs its case in a ``python -m fuzz.campaign``
   subprocess inside the Dask worker, killed at the timeout (a running Dask task cannot be
   interrupted, and its daemonic worker may not start a pool); the task returns the row and only
@@ -30,10 +33,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .case import CaseSpec, run_case
+from . import rtl_coverage
+from .case import CaseSpec, run_case, warm
 from .store import FAILURES, Case, Store
 
-__all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool", "case_in_subprocess"]
+__all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool", "case_in_subprocess", "process_pool"]
 
 
 @dataclass(frozen=True)
@@ -47,19 +51,23 @@ class CampaignArgs:
     max_nodes: int = 5
     timeout: float = 120.0
     proofs: str = "prove"
+    rtl_coverage: bool = False              # collect Verilator line/toggle coverage of the rtl backend's runs
 
     def identity(self) -> dict:
-        """What makes two runs the same campaign (the resume key): everything but the wall time."""
+        """What makes two runs the same campaign (the resume key): everything but the wall time
+        (``rtl_coverage`` only when on, so campaigns without it keep the key they had before it existed)."""
         d = asdict(self)
+        if not d["rtl_coverage"]:
+            del d["rtl_coverage"]
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
 
-    def spec(self, target: str, i: int) -> CaseSpec:
+    def spec(self, target: str, i: int, coverage_folder: str | None = None) -> CaseSpec:
         be = tuple(b for b in self.backends if _offers(target, b)) if self.backends else ()
         from .opsets import CAMPAIGN_GENERATORS
 
         gens = self.generators or CAMPAIGN_GENERATORS.get(target, ("nnsmith", "gen"))
         return CaseSpec(target, self.seed + i, gens[i % len(gens)], be, self.max_nodes,
-                        self.proofs)
+                        self.proofs, coverage_folder)
 
 
 def _offers(target: str, backend: str) -> bool:
@@ -75,6 +83,8 @@ class CampaignResult:
     counts: dict[str, int] = field(default_factory=dict)
     new_cases: int = 0
     seconds: float = 0.0
+    rtl_coverage: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)  # design -> kind -> (covered, total)
+    rtl_builds: dict[str, float] = field(default_factory=dict)    # target -> seconds of an RTL model built for the run
 
 
 def _signal_name(code: int | None) -> str:
@@ -86,15 +96,25 @@ def _signal_name(code: int | None) -> str:
     return f"exited with code {code}"
 
 
+def process_pool(workers: int) -> object:
+    """A pebble ``ProcessPool`` of ``workers`` processes started by multiprocessing's fork server
+    (a clean process that has imported nothing of the compiler; module docstring)."""
+    import multiprocessing
+
+    from pebble import ProcessPool
+
+    return ProcessPool(max_workers=workers, context=multiprocessing.get_context("forkserver"))
+
+
 def case_in_pool(spec: CaseSpec, timeout: float, pool: object | None = None) -> Case:
     """Run ``spec`` in a pebble process (``pool``, or a fresh one-worker pool) with ``timeout``;
     a timeout or a dead worker becomes the case's outcome."""
     from concurrent.futures import TimeoutError as FutTimeout
 
-    from pebble import ProcessExpired, ProcessPool
+    from pebble import ProcessExpired
 
     own = pool is None
-    pool = pool or ProcessPool(max_workers=1)
+    pool = pool or process_pool(1)
     try:
         fut = pool.schedule(run_case, args=(spec,), timeout=timeout)  # type: ignore[attr-defined]
         return _collect(spec, fut, timeout, FutTimeout, ProcessExpired)
@@ -121,13 +141,13 @@ def _collect(spec: CaseSpec, fut: Future, timeout: float, FutTimeout: type, Proc
                     {"total": time.perf_counter() - t0}, bucket=f"{spec.target} | crash | - | {type(e).__name__}")
 
 
-def _todo(args: CampaignArgs, done: set[tuple[str, int]]) -> Iterator[CaseSpec]:
+def _todo(args: CampaignArgs, done: set[tuple[str, int]], coverage_folder: str | None = None) -> Iterator[CaseSpec]:
     """Pending cases, round-robin over the targets, in seed order."""
     i = 0
     while args.cases is None or i < args.cases:
         for t in args.targets:
             if (t, args.seed + i) not in done:
-                yield args.spec(t, i)
+                yield args.spec(t, i, coverage_folder)
         i += 1
 
 
@@ -160,7 +180,10 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
             bar.update(1)
             bar.set_postfix(failures=fails, per_min=f"{res.new_cases / mins:.1f}")
 
-    todo = _todo(args, done)
+    cov = str(rtl_coverage.folder(db, cid)) if args.rtl_coverage else None
+    if not scheduler:       # builds here, not inside a worker's case
+        res.rtl_builds = warm(args.targets, args.backends, args.rtl_coverage)
+    todo = _todo(args, done, cov)
     try:
         if scheduler:
             _run_dask(args, todo, scheduler, deadline, record)
@@ -174,6 +197,12 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
     finally:
         if bar is not None:
             bar.close()
+        if cov is not None and workers <= 0 and not scheduler:
+            from rtl_harness import coverage
+
+            coverage.stop()
+    if cov is not None:
+        res.rtl_coverage = rtl_coverage.record(store.db, cid, Path(cov))
     finished = args.cases is not None and len(store.done(cid)) >= total  # type: ignore[operator]
     if finished or args.minutes is not None:
         store.finish_campaign(cid)
@@ -202,11 +231,11 @@ def _run_pool(args: CampaignArgs, todo: Iterator[CaseSpec], workers: int, deadli
               record: Callable[[Case], None]) -> None:
     from concurrent.futures import TimeoutError as FutTimeout
 
-    from pebble import ProcessExpired, ProcessPool
+    from pebble import ProcessExpired
 
-    with ProcessPool(max_workers=workers) as pool:
+    with process_pool(workers) as pool:  # type: ignore[attr-defined]
         running: dict[Future, CaseSpec] = {}
-        exhausted = False
+        exhausted = stopped = False
         while True:
             while not exhausted and len(running) < 2 * workers and (deadline is None or time.monotonic() < deadline):
                 spec = next(todo, None)
@@ -216,11 +245,17 @@ def _run_pool(args: CampaignArgs, todo: Iterator[CaseSpec], workers: int, deadli
                 running[pool.schedule(run_case, args=(spec,), timeout=args.timeout)] = spec
             if not running:
                 break
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            left = None if deadline is None or stopped else max(0.0, deadline - time.monotonic())
+            finished, _ = wait(list(running), timeout=left, return_when=FIRST_COMPLETED)
             for f in sorted(finished, key=lambda f: (running[f].seed, running[f].target)):
                 record(_collect(running.pop(f), f, args.timeout, FutTimeout, ProcessExpired))
-            if deadline is not None and time.monotonic() >= deadline:
-                exhausted = True
+            if deadline is not None and time.monotonic() >= deadline and not stopped:
+                exhausted = stopped = True
+                # cases queued but not started when the time is up are not run: no row, so a
+                # resumed campaign runs them (the ones already running finish and are recorded)
+                for f in [f for f in running if not f.running() and not f.done()]:
+                    if f.cancel():
+                        del running[f]
 
 
 def case_in_subprocess(spec: CaseSpec, timeout: float) -> Case:
@@ -289,6 +324,9 @@ def report_lines(db: str | Path, campaign: int) -> list[str]:
     for t, o, n in rows:
         per.setdefault(t, {})[o] = int(n)
     lines = [f"{t}: " + ", ".join(f"{n} {o}" for o, n in sorted(c.items())) for t, c in per.items()]
+    for design, kinds in rtl_coverage.read(store.db, campaign).items():
+        lines.append(f"RTL coverage {design}: " + ", ".join(f"{k} {c}/{t} ({c / max(t, 1):.1%})"
+                                                         for k, (c, t) in kinds.items()))
     for b in store.buckets(store.bucket_signatures(campaign)):
         lines.append(f"bucket {b['signature']} (seed {b['seed']})" + (f": {b['replay']}" if b["replay"] else ""))
     store.close()

@@ -37,7 +37,7 @@ from . import oracles
 from .inputs import informative_share, input_sets
 from .store import Case
 
-__all__ = ["CaseSpec", "Verdict", "evaluate_graph", "generate_graph", "run_case", "signature"]
+__all__ = ["CaseSpec", "Verdict", "evaluate_graph", "generate_graph", "run_case", "signature", "warm"]
 
 GENERATORS = ("nnsmith", "gen", "blocks")
 
@@ -52,6 +52,7 @@ class CaseSpec:
     backends: tuple[str, ...] = ()       # () = every available backend of the target
     max_nodes: int = 5
     proofs: str = "prove"                # "prove": prove a missing rule instantiation at first use (as accv compile); "cached": only proven ones
+    rtl_coverage: str | None = None      # collect RTL coverage into this folder (fuzz/rtl_coverage.py)
 
 
 @dataclass
@@ -91,6 +92,30 @@ def _rules(target: str, proofs: str):  # noqa: ANN202 - IrRules
     from compilers.act.rewrite import IrRules, ProofGate
 
     return IrRules.for_target(oracles._acc(target), ProofGate(prove_missing=proofs == "prove"))
+
+
+def warm(targets: tuple[str, ...], backends: tuple[str, ...] = (), rtl_coverage: bool = False) -> dict[str, float]:
+    """Prepare in this process, before any case runs, what the cases of ``targets`` need on disk:
+    the RTL models the rtl backend runs (built when missing: a build on a fresh machine takes
+    minutes, which no case's timeout and no ``run.rtl`` time should pay; ``rtl_coverage``: their
+    coverage builds). Loads the target descriptions and asks each backend whether it runs here.
+    Imports nothing of the compiler (the campaign's workers must not be forked from a process that
+    ran it). Returns the seconds of each RTL model built now."""
+    built: dict[str, float] = {}
+    for t in targets:
+        oracles._acc(t)
+        names = [n for n, why in oracles.available_backends(t) if why is None]
+        if "rtl" in names and (not backends or "rtl" in backends):
+            from rtl_harness.runner import build
+            from semantics.errors import AccvError
+
+            try:
+                s = build(t, rtl_coverage)
+            except AccvError:
+                continue        # each rtl run then fails the same way and is recorded as a backend-crash
+            if s is not None:
+                built[t] = s
+    return built
 
 
 def generate_graph(spec: CaseSpec) -> Graph:
@@ -255,7 +280,20 @@ def _compile_and_compare(target: str, graph: Graph, names: tuple[str, ...], seed
 
 
 def run_case(spec: CaseSpec) -> Case:
-    """Run one case end to end (never raises for what it finds)."""
+    """Run one case end to end (never raises for what it finds). With ``spec.rtl_coverage`` the rtl
+    backend runs the coverage builds and this process's tally is written to that folder after the case."""
+    if spec.rtl_coverage is None:
+        return _run_case(spec)
+    from rtl_harness import coverage
+
+    coverage.start(spec.rtl_coverage)
+    try:
+        return _run_case(spec)
+    finally:
+        coverage.flush()
+
+
+def _run_case(spec: CaseSpec) -> Case:
     t0 = time.perf_counter()
     try:
         graph = generate_graph(spec)

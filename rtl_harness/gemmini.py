@@ -31,7 +31,7 @@ from compilers.targets.gemmini.description import ACC_ROWS, DIM, HBM_SIZE, SPAD_
 from compilers.targets.gemmini.stream import Command
 from semantics.errors import AccvError
 
-from . import verilate
+from . import coverage, verilate
 
 __all__ = ["GemminiRtl", "GemminiRtlError", "RtlTimeout", "RtlState", "SOURCES", "SHIM", "TOP", "DRAM_LATENCY", "build_args",
            "TB_DIR", "library", "run_commands", "cocotb_run", "scale_lane"]
@@ -42,6 +42,7 @@ TOP = "gemmini_top"
 SOURCES = tuple(RTL_DIR / f for f in ("gemmini_fp.sv", "gemmini_pe.sv", "gemmini_ex.sv", "gemmini_load.sv",
                                        "gemmini_store.sv", "gemmini_top.sv"))
 SHIM = RTL_DIR / "gemmini_shim.cpp"
+COV_SHIM = RTL_DIR / "gemmini_cov_shim.cpp"      # SHIM plus the coverage calls (the coverage build)
 LANE_SHIM = RTL_DIR / "gemmini_lane_shim.cpp"
 TB_DIR = Path(__file__).resolve().parent / "tb"
 DRAM_LATENCY = 8       # cycles from a DRAM read request to its data (the testbench's choice, >= 1)
@@ -77,10 +78,14 @@ def build_args(dim: int) -> list[str]:
 
 
 @cache
-def library(dim: int = DIM, sp_rows: int = SPAD_ROWS, acc_rows: int = ACC_ROWS) -> Path:
+def library(dim: int = DIM, sp_rows: int = SPAD_ROWS, acc_rows: int = ACC_ROWS, cov: bool = False) -> Path:
     """The shared library of ``gemmini_top`` at these parameters (built once, cached on disk;
-    verilate serializes concurrent builds across processes)."""
+    verilate serializes concurrent builds across processes); ``cov``: the line and toggle coverage
+    build (:mod:`rtl_harness.coverage`)."""
     params = {"DIM": dim, "SP_ROWS": sp_rows, "ACC_ROWS": acc_rows}
+    if cov:
+        return verilate.build_model(TOP, SOURCES, params, COV_SHIM, extra_args=[*build_args(dim),
+                                    *coverage.COVERAGE_ARGS], includes=[SHIM], variant="cov")
     return verilate.build_model(TOP, SOURCES, params, SHIM, extra_args=build_args(dim))
 
 
@@ -159,13 +164,15 @@ class GemminiRtl:
     The design is reset on construction (PE state zero, unconfigured); the local memories start
     zero. ``run`` executes a command list to completion in C++ and returns the cycles it took.
     ``lib`` runs another build of the design (e.g. a mutant in the tests) instead of
-    :func:`library`'s.
+    :func:`library`'s (its coverage build while :func:`rtl_harness.coverage.active`; each run then
+    adds its counts to the process's coverage tally).
     """
 
     def __init__(self, dim: int = DIM, sp_rows: int = SPAD_ROWS, acc_rows: int = ACC_ROWS, dram_size: int = HBM_SIZE,
                  latency: int = DRAM_LATENCY, lib: Path | None = None) -> None:
         self.dim, self.sp_rows, self.acc_rows = dim, sp_rows, acc_rows
-        self._lib = _lib(str(lib if lib is not None else library(dim, sp_rows, acc_rows)))
+        self._path = str(lib if lib is not None else library(dim, sp_rows, acc_rows, coverage.active()))
+        self._lib = _lib(self._path)
         shape = np.zeros(5, np.uint64)
         self._lib.gm_shape(shape.ctypes.data_as(_U64P))
         if tuple(int(v) for v in shape[:2]) != (sp_rows, acc_rows) or shape[2] < dim or shape[3] < 4 * dim:
@@ -269,6 +276,8 @@ class GemminiRtl:
         n = cmds.shape[0]
         budget = self.cycle_budget(n) if max_cycles is None else max_cycles
         r = int(self._lib.gm_run(self._h, cmds.ctypes.data_as(_U64P), n, budget))
+        if coverage.active() and hasattr(self._lib, "gm_cov_take"):
+            coverage.collect("gemmini", self._path, self._lib, "gm", self._h)
         if r == -1:
             raise RtlTimeout(f"gemmini_top did not finish {n} command(s) within {budget} cycles")
         if r == -2:

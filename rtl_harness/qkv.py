@@ -27,7 +27,7 @@ from compilers.targets.qkv.description import D1_ROWS, D2_ROWS, HBM_SIZE, ROW
 from compilers.targets.qkv.encode import encode
 from semantics.errors import AccvError
 
-from . import verilate
+from . import coverage, verilate
 
 __all__ = ["QkvRtlError", "QkvRtl", "RTL_DIR", "SOURCES", "SHIM", "DEFAULT_PARAMS", "FpuProbe", "build", "model",
            "run_instructions", "run_cocotb"]
@@ -36,6 +36,7 @@ RTL_DIR = Path(__file__).resolve().parent / "rtl" / "qkv"
 SOURCES = tuple(RTL_DIR / f for f in ("qkv_fma.sv", "qkv_fp.sv", "qkv_exp_rom.sv", "qkv_sram.sv", "qkv_buf.sv",
                                       "qkv_dma.sv", "qkv_gemm.sv", "qkv_softmax.sv", "qkv_top.sv"))
 SHIM = RTL_DIR / "qkv_shim.cpp"
+COV_SHIM = RTL_DIR / "qkv_cov_shim.cpp"      # SHIM plus the coverage calls (the coverage build)
 DEFAULT_PARAMS: dict[str, int] = {"LANES": 64, "DIV_LANES": 16}
 #: extra Verilator arguments of the ctypes model (verilate adds the precompiled-header make flag)
 VERILATOR_ARGS: tuple[str, ...] = ()
@@ -44,11 +45,15 @@ class QkvRtlError(AccvError):
     """The QKV RTL could not run an instruction stream (rejected instruction, hang, bad input)."""
 
 
-def build(params: Mapping[str, int] | None = None) -> Path:
+def build(params: Mapping[str, int] | None = None, cov: bool = False) -> Path:
     """Verilate qkv_top with ``params`` (default :data:`DEFAULT_PARAMS`) and the shim; the .so path
-    (cached under build/rtl). Raises :class:`verilate.RtlUnavailable` / :class:`verilate.RtlBuildError`."""
-    return verilate.build_model("qkv_top", SOURCES, dict(DEFAULT_PARAMS | dict(params or {})), SHIM,
-                                extra_args=VERILATOR_ARGS)
+    (cached under build/rtl); ``cov``: the line and toggle coverage build (:mod:`rtl_harness.coverage`).
+    Raises :class:`verilate.RtlUnavailable` / :class:`verilate.RtlBuildError`."""
+    p = dict(DEFAULT_PARAMS | dict(params or {}))
+    if cov:
+        return verilate.build_model("qkv_top", SOURCES, p, COV_SHIM, extra_args=[*VERILATOR_ARGS,
+                                    *coverage.COVERAGE_ARGS], includes=[SHIM], variant="cov")
+    return verilate.build_model("qkv_top", SOURCES, p, SHIM, extra_args=VERILATOR_ARGS)
 
 
 _U8P = ctypes.POINTER(ctypes.c_uint8)
@@ -94,9 +99,11 @@ class QkvRtl:
     #: a run longer than this many cycles per instruction is a hang
     MAX_CYCLES_PER_INSTR = 200_000
 
-    def __init__(self, params: Mapping[str, int] | None = None) -> None:
+    def __init__(self, params: Mapping[str, int] | None = None, cov: bool | None = None) -> None:
+        """``cov``: the coverage build (default: while :func:`rtl_harness.coverage.active`); each
+        run of it adds its counts to the process's coverage tally."""
         self.params = dict(DEFAULT_PARAMS | dict(params or {}))
-        self.lib_path = build(self.params)
+        self.lib_path = build(self.params, coverage.active() if cov is None else cov)
         self._c = _load(self.lib_path)
         self._h = self._c.qkv_new()
         self.last_cycles: list[int] = []
@@ -170,6 +177,8 @@ class QkvRtl:
         failed = ctypes.c_int(-1)
         status = self._c.qkv_run(self._h, w.ctypes.data_as(_U64P), n, self.MAX_CYCLES_PER_INSTR * n,
                                  per.ctypes.data_as(_U64P), ctypes.byref(total), ctypes.byref(failed))
+        if coverage.active() and hasattr(self._c, "qkv_cov_take"):
+            coverage.collect("qkv", self.lib_path, self._c, "qkv", self._h)
         self.last_cycles = [int(x) for x in per]
         if status != 0:
             i = failed.value
@@ -239,15 +248,16 @@ def run_cocotb(env: Mapping[str, str], params: Mapping[str, int] | None = None, 
                                testcase=testcase, extra_env=dict(env))
 
 
-_MODELS: dict[tuple[tuple[str, int], ...], QkvRtl] = {}
+_MODELS: dict[tuple[tuple[tuple[str, int], ...], bool], QkvRtl] = {}
 
 
 def model(params: Mapping[str, int] | None = None) -> QkvRtl:
-    """A process-wide :class:`QkvRtl` for ``params`` (built and loaded once)."""
+    """A process-wide :class:`QkvRtl` for ``params`` (built and loaded once; the coverage build
+    while :func:`rtl_harness.coverage.active`)."""
     p = dict(DEFAULT_PARAMS | dict(params or {}))
-    key = tuple(sorted(p.items()))
+    key = (tuple(sorted(p.items())), coverage.active())
     if key not in _MODELS:
-        _MODELS[key] = QkvRtl(p)
+        _MODELS[key] = QkvRtl(p, key[1])
     return _MODELS[key]
 
 

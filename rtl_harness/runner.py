@@ -22,7 +22,7 @@ from compilers.program import Program, hbm_image, read_outputs
 
 from . import verilate
 
-__all__ = ["RTL_TARGETS", "RtlBackend"]
+__all__ = ["RTL_TARGETS", "RtlBackend", "build"]
 
 
 def _run_gemmini(acc: Accelerator, program: Program, hbm: np.ndarray, dram_latency: int | None
@@ -44,6 +44,22 @@ def _run_qkv(acc: Accelerator, program: Program, hbm: np.ndarray, dram_latency: 
 
     out_hbm, _, _, cycles = run_instructions(program.instructions, hbm)
     return out_hbm, cycles
+
+
+def build(target: str, cov: bool = False) -> float | None:
+    """Build (or find in the build cache) the Verilated model the rtl backend runs ``target``'s
+    programs on (``cov``: its coverage build), so that no program run pays for it; the seconds the
+    build took here, None when it came from the cache. Raises BackendUnavailable for a target
+    without RTL, the verilate errors where the toolchain is missing or the design is rejected."""
+    from . import gemmini, qkv
+
+    if target == "gemmini":
+        lib = gemmini.library(cov=cov)
+    elif target == "qkv":
+        lib = qkv.build(cov=cov)
+    else:
+        raise BackendUnavailable(f"target '{target}' has no RTL (RTL exists for {', '.join(RTL_TARGETS)})")
+    return verilate.last_build_seconds(lib)
 
 
 #: per target with RTL: run a program from HBM bytes to (final HBM bytes, measured cycles);

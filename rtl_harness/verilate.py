@@ -149,20 +149,25 @@ def last_build_seconds(path: Path) -> float | None:
 
 
 def build_model(top: str, sources: Sequence[Path], params: Mapping[str, int], shim: Path,
-                extra_args: Sequence[str] = (), opt: str = "-O2") -> Path:
+                extra_args: Sequence[str] = (), opt: str = "-O2", includes: Sequence[Path] = (),
+                variant: str = "") -> Path:
     """Verilate ``top`` with ``params`` and the C++ ``shim`` into a shared library; return its path.
 
-    The shim includes ``V<top>.h`` and exports ``extern "C"`` functions for ctypes. Cached under
-    ``build_root()/<top>-<hash>``.
+    The shim includes ``V<top>.h`` and exports ``extern "C"`` functions for ctypes. ``includes``:
+    files the shim ``#include``s (their bytes enter the key, their folders the C++ include path).
+    Cached under ``build_root()/<top>-<hash>`` (``<top>-<variant>-<hash>`` for a named variant,
+    e.g. the coverage build).
     """
     env = verilator_env()
     sources = [Path(s).resolve() for s in sources]
     shim = Path(shim).resolve()
-    for p in [*sources, shim]:
+    includes = [Path(p).resolve() for p in includes]
+    for p in [*sources, shim, *includes]:
         if not p.exists():
             raise RtlBuildError(f"{top}: source {p} does not exist")
-    key = _key(top, sources, params, [shim], [*extra_args, opt], "lib")
-    out = build_root() / f"{top}-{key}"
+    key = _key(top, sources, params, [shim, *includes], [*extra_args, opt], "lib")
+    out = build_root() / (f"{top}-{variant}-{key}" if variant else f"{top}-{key}")
+    inc = [a for d in dict.fromkeys(p.parent for p in includes) for a in ("-CFLAGS", f"-I{d}")]
     lib = out / "obj" / f"lib{top}.so"
     with _locked(out):
         if (out / ".done").exists() and lib.exists():
@@ -173,7 +178,7 @@ def build_model(top: str, sources: Sequence[Path], params: Mapping[str, int], sh
         cmd = ["verilator", "--cc", *map(str, sources), str(shim), "--top-module", top, "--build", "-j", "2",
                "-Mdir", str(out / "obj"), "-CFLAGS", f"-fPIC {opt}", "-LDFLAGS", "-shared", "--exe",
                "-o", f"lib{top}.so", "-Wno-fatal", *[f"-G{k}={int(v)}" for k, v in sorted(params.items())],
-               *_with_pch_fix(extra_args)]
+               *inc, *_with_pch_fix(extra_args)]
         t0 = time.perf_counter()
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=out)
         (out / "build.log").write_text(" ".join(cmd) + "\n" + r.stdout + r.stderr)
