@@ -46,7 +46,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from semantics.dtypes import DTYPES
-from semantics.errors import AccvError
 from semantics.hlo_parser import parse_hlo
 from semantics.ir import Computation, Graph, Instruction
 from semantics.types import TensorType
@@ -99,7 +98,7 @@ class Conv:
         return self.m * self.kh * self.kw * self.c * self.o
 
 
-class _NotConv(AccvError):
+class _NotConv(Exception):
     """Internal: the graph is not a conv layer (recognize_conv returns None)."""
 
 
