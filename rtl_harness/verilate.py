@@ -42,8 +42,14 @@ class RtlBuildError(AccvError):
 
 
 def build_root() -> Path:
-    """Where Verilated builds go (``$ACCV_RTL_BUILD`` or ``build/rtl`` in the repository)."""
-    return Path(os.environ.get("ACCV_RTL_BUILD", ROOT / "build" / "rtl"))
+    """Where Verilated builds go: ``$ACCV_RTL_BUILD``, else ``build/rtl`` in the repository for a
+    source checkout, else ``build/rtl`` under the working directory (an installed accv never writes
+    into site-packages; the AMX C builds and the generation cache follow the same rule)."""
+    env = os.environ.get("ACCV_RTL_BUILD")
+    if env:
+        return Path(env)
+    base = ROOT if (ROOT / "pyproject.toml").is_file() else Path.cwd()
+    return base / "build" / "rtl"
 
 
 def _verilator_root() -> Path | None:
