@@ -23,7 +23,7 @@ venv: $(STAMP)
 ## The main job: a one-minute differential campaign (random kernels compiled for gemmini, qkv and
 ## amx, run on every backend available here, compared with the reference interpreter); it prints
 ## the outcomes and where the results are (build/fuzz/demo.sqlite, reproducers in
-## build/fuzz/demo.sqlite.repro/) and exits 1 when new failure buckets appeared (docs/fuzzing.md).
+## build/fuzz/demo.sqlite.repro/, the report page build/fuzz/demo.html and summary demo.md) and exits 1 when new failure buckets appeared (docs/fuzzing.md).
 demo: $(STAMP)
 	$(BIN)/accv fuzz --target gemmini,qkv,amx --minutes 1 --workers 2 --db build/fuzz/demo.sqlite
 

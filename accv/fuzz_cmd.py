@@ -40,6 +40,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="rule instantiations: prove a missing one at first use, as accv compile does (default; "
                         "outcomes then do not depend on what the proof cache holds), or cached proofs only")
     p.add_argument("--no-reduce", action="store_true", help="skip reducing new buckets")
+    p.add_argument("--no-report", action="store_true",
+                   help="do not write the campaign's HTML page and Markdown summary (RUN.html, RUN.md; accv report)")
     p.add_argument("--rtl-coverage", action="store_true",
                    help="collect Verilator line and toggle coverage of the rtl backend's runs (coverage builds of the "
                         "designs; the figure per design goes to the database and the report)")
@@ -86,4 +88,14 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     for s in cmp.vanished:
         print(f"    vanished: {s}")
     print(f"  results: {args.db} (tables campaigns, cases, buckets); reproducers under {args.db}.repro/")
+    if not args.no_report:
+        from reports.html import render_html
+        from reports.markdown import render_markdown
+        from reports.query import load
+
+        data = load(args.db, res.campaign)
+        page, md = Path(args.db).with_suffix(".html"), Path(args.db).with_suffix(".md")
+        page.write_text(render_html(data), encoding="utf-8")
+        md.write_text(render_markdown(data, page.name), encoding="utf-8")
+        print(f"  report: {page} (open in a browser), summary {md}; docs/report.md")
     return 1 if cmp.new else 0
