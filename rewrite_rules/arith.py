@@ -28,7 +28,6 @@ from .dsl import FLOATS, INTS, NUM, SINTS, full, op, rule
 F = "arith"
 INTS_PRED = ("pred",) + INTS
 INTS_F16 = INTS + ("f16",)
-INTS_F64 = INTS + ("f64",)
 #: elementwise rules claimed for floats are stated at rank 1 only: an elementwise pattern encodes the
 #: same scalar formula at every index whatever the rank, and the float proofs cost 10-40 s each
 ELEM = (1,)
@@ -111,18 +110,18 @@ def _double(c):
     return op("add", x, x), op("multiply", x, _k(c, x, 2)), []
 
 
-@rule("subtract(x, y) => add(x, negate(y))", family=F, dtypes=INTS_F64, ranks=ELEM,
-      note="believed true for bf16/f16/f32 too (f64 proves symbolically) but z3 times out on two free "
-           "bf16/f16/f32 operands at 20 s, so only f64 among the floats is claimed")
+@rule("subtract(x, y) => add(x, negate(y))", family=F, dtypes=INTS, ranks=ELEM,
+      note="floats false: a NaN operand's sign (negate flips it; the reference returns the NaN operand "
+           "with its own sign)")
 def _sub_as_add(c):
     """Subtraction is addition of the negation (floats too: negate only flips the sign bit)."""
     x, y = c.tensor("x"), c.tensor("y")
     return op("subtract", x, y), op("add", x, op("negate", y)), []
 
 
-@rule("subtract(x, negate(y)) => add(x, y)", family=F, dtypes=INTS_F64, ranks=ELEM,
-      note="believed true for bf16/f16/f32 too (f64 proves symbolically) but z3 times out on two free "
-           "bf16/f16/f32 operands at 20 s, so only f64 among the floats is claimed")
+@rule("subtract(x, negate(y)) => add(x, y)", family=F, dtypes=INTS, ranks=ELEM,
+      note="floats false: a NaN operand's sign (negate flips it; the reference returns the NaN operand "
+           "with its own sign)")
 def _sub_neg(c):
     """Subtracting a negation is adding."""
     x, y = c.tensor("x"), c.tensor("y")
@@ -135,14 +134,6 @@ def _zero_sub(c):
     """0 - x is the (wrapping) negation on integers."""
     x = c.tensor("x")
     return op("subtract", _k(c, x, 0), x), op("negate", x), []
-
-
-@rule("subtract(-0.0, x) => negate(x)", family=F, dtypes=("f16",), ranks=ELEM,
-      note="bf16/f16/f32 symbolic proof is near the 20 s z3 timeout (then bounded 3); f32/f64/bf16 false: DAZ turns a subnormal x into a zero")
-def _negzero_sub(c):
-    """-0.0 - x is negate(x) for f16 (signed zeros come out right; no DAZ on f16 values)."""
-    x = c.tensor("x")
-    return op("subtract", _k(c, x, -0.0), x), op("negate", x), []
 
 
 @rule("negate(negate(x)) => x", family=F, dtypes=NUM, ranks=ELEM)
@@ -199,10 +190,11 @@ def _mul_zero(c):
     return op("multiply", x, _k(c, x, 0)), _k(c, x, 0), []
 
 
-@rule("multiply(x, -1) => negate(x)", family=F, dtypes=SINTS + ("f16",), ranks=ELEM,
-      note="bf16/f16/f32 symbolic proof is near the 20 s z3 timeout (then bounded 3); unsigned: -1 is not a value of the type; f32/f64/bf16 false: DAZ of a subnormal x gives -0")
+@rule("multiply(x, -1) => negate(x)", family=F, dtypes=SINTS, ranks=ELEM,
+      note="unsigned: -1 is not a value of the type; floats false: a NaN x keeps its sign in the multiply, "
+           "negate flips it (f32/f64/bf16 also: DAZ of a subnormal x gives -0)")
 def _mul_minus_one(c):
-    """Multiplying by -1 is negation (signed ints wrap alike: -MIN = MIN; f16: exact sign flip)."""
+    """Multiplying by -1 is negation (signed ints wrap alike: -MIN = MIN)."""
     x = c.tensor("x")
     return op("multiply", x, _k(c, x, -1)), op("negate", x), []
 
@@ -238,18 +230,18 @@ def _distrib_sub(c):
             op("subtract", op("multiply", x, z), op("multiply", y, z)), [])
 
 
-@rule("multiply(negate(x), y) => negate(multiply(x, y))", family=F, dtypes=INTS_F64, ranks=ELEM,
-      note="believed true for bf16/f16/f32 too (f64 proves symbolically) but z3 times out on two free "
-           "bf16/f16/f32 operands at 20 s, so only f64 among the floats is claimed")
+@rule("multiply(negate(x), y) => negate(multiply(x, y))", family=F, dtypes=INTS, ranks=ELEM,
+      note="floats false: a NaN operand's sign (negate flips it; the reference returns the NaN operand "
+           "with its own sign)")
 def _neg_mul(c):
     """A negated factor can be pulled out (floats: RNE, DAZ and FTZ are sign-symmetric)."""
     x, y = c.tensor("x"), c.tensor("y")
     return op("multiply", op("negate", x), y), op("negate", op("multiply", x, y)), []
 
 
-@rule("multiply(negate(x), negate(y)) => multiply(x, y)", family=F, dtypes=INTS_F64, ranks=ELEM,
-      note="believed true for bf16/f16/f32 too (f64 proves symbolically) but z3 times out on two free "
-           "bf16/f16/f32 operands at 20 s, so only f64 among the floats is claimed")
+@rule("multiply(negate(x), negate(y)) => multiply(x, y)", family=F, dtypes=INTS, ranks=ELEM,
+      note="floats false: a NaN operand's sign (negate flips it; the reference returns the NaN operand "
+           "with its own sign)")
 def _neg_mul_neg(c):
     """Two negated factors cancel."""
     x, y = c.tensor("x"), c.tensor("y")

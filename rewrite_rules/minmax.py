@@ -57,18 +57,18 @@ def _min_self(c):
     return _mn(x, x), x, []
 
 
-@rule("maximum(x, y) => maximum(y, x)", family=F, dtypes=INTS + ("f64",),
-      note="floats: true up to NaN payloads; z3 times out for two bf16/f16/f32 operands, so only f64 is claimed")
+@rule("maximum(x, y) => maximum(y, x)", family=F, dtypes=INTS,
+      note="floats false: which NaN (and its sign) the reference returns for two NaN operands depends on the order")
 def _max_comm(c):
-    """maximum is commutative (floats: up to NaN payloads; +0 > -0 either way)."""
+    """maximum is commutative on integers."""
     x, y = c.tensor("x"), c.tensor("y")
     return _mx(x, y), _mx(y, x), []
 
 
-@rule("minimum(x, y) => minimum(y, x)", family=F, dtypes=INTS + ("f64",),
-      note="floats: true up to NaN payloads; z3 times out for two bf16/f16/f32 operands, so only f64 is claimed")
+@rule("minimum(x, y) => minimum(y, x)", family=F, dtypes=INTS,
+      note="floats false: which NaN (and its sign) the reference returns for two NaN operands depends on the order")
 def _min_comm(c):
-    """minimum is commutative (floats: up to NaN payloads; -0 < +0 either way)."""
+    """minimum is commutative on integers."""
     x, y = c.tensor("x"), c.tensor("y")
     return _mn(x, y), _mn(y, x), []
 
@@ -164,10 +164,11 @@ def _max_dual(c):
     return _mx(x, y), op("negate", _mn(op("negate", x), op("negate", y))), []
 
 
-@rule("abs(x) => maximum(x, negate(x))", family=F, dtypes=SINTS + ("f16",), ranks=ELEM,
-      note="f32/f64/bf16 false: abs keeps a subnormal, maximum flushes it (DAZ); unsigned false")
+@rule("abs(x) => maximum(x, negate(x))", family=F, dtypes=SINTS, ranks=ELEM,
+      note="floats false: abs clears a NaN's sign, maximum of a NaN and its negation need not (f32/f64/bf16 "
+           "also: abs keeps a subnormal, maximum flushes it, DAZ); unsigned false")
 def _abs_max(c):
-    """abs is the maximum of x and -x on signed integers (abs(MIN) = MIN) and f16."""
+    """abs is the maximum of x and -x on signed integers (abs(MIN) = MIN)."""
     x = c.tensor("x")
     return op("abs", x), _mx(x, op("negate", x)), []
 
