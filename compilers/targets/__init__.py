@@ -39,7 +39,7 @@ class TargetPackage:
       listed to a user (``sim`` first).
     - ``artifacts(program, acc, stem)``: the files ``accv compile`` writes beside the assembly, as
       ``{suffix: text}`` in the order they are written (Gemmini: ``.stream`` command words; AMX: ``.c``).
-    - ``tiles``: a function giving what the middle end may tile for it (a :class:`compilers.middle.schedule.TileTarget`:
+    - ``tiles``: a function giving what the middle end may tile for it (a :class:`compilers.tile_offer.TileOffer`:
       blocks, capacities, micro-kernels; or a record with ``row_block`` and ``max_extent`` for
       :mod:`compilers.middle.rows`: QKV), or None where it offers no tiling.
     """

@@ -27,44 +27,18 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ...program import Concrete
+from ...tile_offer import TileOffer
 from .description import TILE_BYTES, TILE_ROWS
 
-__all__ = ["AmxTiles", "GEMM_TILES"]
+__all__ = ["GEMM_TILES"]
 
-Kernel = Callable[..., list[Concrete]]
 
 # zmm registers of the store path
 W, BIAS, SCALE, LO, HI, ZERO, C128, X80 = range(8)
 _CONSTS = (SCALE, LO, HI, C128, X80)
-
-
-@dataclass(frozen=True)
-class AmxTiles:
-    """The middle end's ``TileTarget`` attributes (their meaning: its docstring)."""
-
-    block: tuple[int, int, int]
-    operand_blocks: int
-    acc_blocks: int
-    scale_ok: Callable[[float], str | None]
-    layouts: tuple[str, str]
-    one_block_to_act: bool
-    b_group: int
-    scratch_bytes: int
-    operand_addr: Callable[[int], int]
-    acc_addr: Callable[[int], int]
-    constants: Callable[[Any], bytes]
-    prologue: Callable[[int, Any], list[Concrete]]
-    pack: Kernel | None
-    load_a: Kernel
-    load_b: Kernel
-    bias: Kernel | None
-    mul: Kernel
-    store: Kernel
 
 
 def _c(name: str, **attrs: int) -> Concrete:
@@ -133,7 +107,7 @@ def _store(r: int, c: int, dram: int, acc: int, bias_dram: int, scratch: int, st
     return out
 
 
-GEMM_TILES = AmxTiles(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_blocks=6, acc_blocks=2,
+GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_blocks=6, acc_blocks=2,
                  scale_ok=_scale_ok, layouts=("", "{1,0:T(4,1)}"), one_block_to_act=False,
                  b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,

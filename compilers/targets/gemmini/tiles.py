@@ -21,40 +21,14 @@ accumulator's wrapping int32 adds.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ...program import Concrete
+from ...tile_offer import TileOffer
 from .description import ACC_ROWS, DIM, ONE, SCALES, SPAD_ROWS, f32_bits
 
-__all__ = ["GemminiTiles", "TILES"]
+__all__ = ["TILES"]
 
-Kernel = Callable[..., list[Concrete]]
-
-
-@dataclass(frozen=True)
-class GemminiTiles:
-    """The middle end's ``TileTarget`` attributes (their meaning: its docstring)."""
-
-    block: tuple[int, int, int]
-    operand_blocks: int
-    acc_blocks: int
-    scale_ok: Callable[[float], str | None]
-    layouts: tuple[str, str]
-    one_block_to_act: bool
-    b_group: int
-    scratch_bytes: int
-    operand_addr: Callable[[int], int]
-    acc_addr: Callable[[int], int]
-    constants: Callable[[Any], bytes]
-    prologue: Callable[[int, Any], list[Concrete]]
-    pack: Kernel | None
-    load_a: Kernel
-    load_b: Kernel
-    bias: Kernel | None
-    mul: Kernel
-    store: Kernel
 
 
 def _c(name: str, **attrs: int) -> Concrete:
@@ -94,7 +68,7 @@ def _store(r: int, c: int, dram: int, ac: int, bias_dram: int, scratch: int, str
                ac=ac, dram=dram)]
 
 
-TILES = GemminiTiles(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
+TILES = TileOffer(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
                    scale_ok=_scale_ok, layouts=("", ""), one_block_to_act=True, b_group=1, scratch_bytes=0,
                    operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
                    prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul, store=_store)

@@ -1,0 +1,66 @@
+"""The record a target package fills to offer tiling to the middle end (compilers/middle): block
+sizes, capacities, layouts and the micro-kernels as instruction builders.
+
+What belongs here: :class:`TileOffer` and the :data:`Kernel` type only. It sits beside
+``compilers.middle`` and ``compilers.targets`` and imports neither, so a target package fills it
+without importing the middle end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .program import Concrete
+
+__all__ = ["Kernel", "TileOffer"]
+
+Kernel = Callable[..., list[Concrete]]
+
+
+@dataclass(frozen=True)
+class TileOffer:
+    """What a target offers the middle end (``TargetPackage.tiles()``; the middle end calls it
+    ``TileTarget``).
+
+    ``block`` = (bm, bk, bn); ``operand_blocks`` / ``acc_blocks``: how many operand blocks (bm x bk
+    or bk x bn) and accumulator blocks (bm x bn) the on-chip buffers hold; ``scales``: the f32 bit
+    patterns the store path can scale by; ``layouts``: the layouts A and B must have ("" row-major);
+    ``one_block_to_act``: a dot of exactly one block with the clamp tail is left to Act's selection;
+    ``b_group``: K values per B image row group (1 row-major; 4 for a VNNI layout, whose image has
+    ceil(K / 4) rows of 4N bytes); ``scratch_bytes``: HBM the store path stages through;
+    ``operand_addr`` / ``acc_addr``: a block slot's address in the target's units; ``constants(tail)``:
+    bytes placed in the constant section; ``prologue(consts_at, tail)``: instructions run first.
+
+    The kernels return concrete instructions; each takes the tile's shape, then addresses (which
+    it may offset but not scale), then flags (strides are flags):
+
+    - ``pack(rows, nbytes, src, dst, src_stride, dst_stride)`` (or None): copy rows into the packed
+      operand copy (whole blocks, zero past the matrix: seed 004 §3.2's packing)
+    - ``load_a(r, kk, dram, slot, stride)``, ``load_b(kk, c, dram, slot, stride)``
+    - ``bias(r, c, dram, acc)`` (or None: the store path adds the bias)
+    - ``mul(r, kk, c, a, b, acc, accumulate, load_weights)``: acc (+)= A-block x B-block; B is
+      (re)loaded into the array when ``load_weights`` is true, else the previous B is reused
+    - ``store(r, c, dram, acc, bias_dram, scratch, stride, tail, has_bias)``: the accumulator block
+      through ``tail`` to HBM
+    """
+
+    block: tuple[int, int, int]
+    operand_blocks: int
+    acc_blocks: int
+    scale_ok: Callable[[float], str | None]
+    layouts: tuple[str, str]
+    one_block_to_act: bool
+    b_group: int
+    scratch_bytes: int
+    operand_addr: Callable[[int], int]
+    acc_addr: Callable[[int], int]
+    constants: Callable[[Any], bytes]
+    prologue: Callable[[int, Any], list[Concrete]]
+    pack: Kernel | None
+    load_a: Kernel
+    load_b: Kernel
+    bias: Kernel | None
+    mul: Kernel
+    store: Kernel
