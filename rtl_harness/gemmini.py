@@ -40,7 +40,7 @@ RTL_DIR = Path(__file__).resolve().parent / "rtl" / "gemmini"
 TOP = "gemmini_top"
 # dependency order (yosys reads them in this order too)
 SOURCES = tuple(RTL_DIR / f for f in ("gemmini_fp.sv", "gemmini_pe.sv", "gemmini_ex.sv", "gemmini_load.sv",
-                                       "gemmini_store.sv", "gemmini_top.sv"))
+                                       "gemmini_store.sv", "gemmini_queue.sv", "gemmini_top.sv"))
 SHIM = RTL_DIR / "gemmini_shim.cpp"
 COV_SHIM = RTL_DIR / "gemmini_cov_shim.cpp"      # SHIM plus the coverage calls (the coverage build)
 LANE_SHIM = RTL_DIR / "gemmini_lane_shim.cpp"

@@ -112,18 +112,17 @@ async def run_commands(dut: Any, cmds: np.ndarray, dram: bytearray, latency: int
         accepted = i < n and int(dut.cmd_ready.value) == 1
         if not accepted and i >= n and int(dut.busy.value) == 0 and not reads:
             break
-        if int(dut.dram_req_valid.value):
-            a = int(dut.dram_req_addr.value)
-            if int(dut.dram_req_write.value):
-                data = dut.dram_req_wdata.value.to_unsigned().to_bytes(bus, "little")
-                strb = dut.dram_req_wstrb.value.to_unsigned()
-                for b in range(bus):
-                    if strb >> b & 1:
-                        if a + b >= size:
-                            raise AssertionError(f"DRAM write to byte {a + b} outside [0, {size})")
-                        dram[a + b] = data[b]
-            else:
-                reads.append((cycles + latency, a))
+        if int(dut.dram_wr_valid.value):
+            a = int(dut.dram_wr_addr.value)
+            data = dut.dram_wr_wdata.value.to_unsigned().to_bytes(bus, "little")
+            strb = dut.dram_wr_wstrb.value.to_unsigned()
+            for b in range(bus):
+                if strb >> b & 1:
+                    if a + b >= size:
+                        raise AssertionError(f"DRAM write to byte {a + b} outside [0, {size})")
+                    dram[a + b] = data[b]
+        if int(dut.dram_rd_valid.value):
+            reads.append((cycles + latency, int(dut.dram_rd_addr.value)))
         await FallingEdge(dut.clk)
         cycles += 1
         if accepted:

@@ -1,37 +1,49 @@
 // Gemmini-ISA RTL: the execute unit (COMPUTE_PRELOADED / COMPUTE_ACCUMULATED) around the mesh.
 //
-// What belongs here: the sequencer of one compute command (operand reads from the scratchpad,
-// preload of the stationary state, the skewed stream through the mesh, the OS read-out, the write
-// of C), the operand/result buffers and the write-back arithmetic (20-bit result -> accumulator
-// int32 overwrite/accumulate, or -> scratchpad: rounding right shift (OS), saturate, ReLU).
+// What belongs here: the pipeline of compute commands (operand reads from the scratchpad into
+// buffer sets, preload of the stationary state, the skewed stream through the mesh, the OS
+// read-out, the write of C) and the write-back arithmetic (20-bit result -> accumulator int32
+// overwrite/accumulate, or -> scratchpad: rounding right shift (OS), saturate, ReLU).
 //
-// One command, in phases (cycle counts for DIM = D):
-//   READ    one scratchpad row per cycle: A (a_rows rows, A_stride apart), the latched preload
-//           matrix (compute_preloaded only), then the rs2 operand; each row lands in its buffer as a
-//           row or, transposed, as a column; lanes >= cols and rows >= rows stay 0; GARBAGE -> 0.
-//           All operand reads finish before C is written, so C may overlap A/B/D.
-//   LOAD    (compute_preloaded) D cycles shift the preload matrix into the state chain
-//           (WS: weights B, transposed when B_transpose; OS: initial partial sums D).
-//   STREAM  3D-1 cycles; mesh row q receives A-buffer element (q, t-q) at cycle t (zero outside;
-//           the A buffer holds A in OS, A transposed in WS, where mesh rows are the k index),
-//           column j receives Y-buffer element (t-j, j) at the top (WS: bias D, OS: B). In WS the
-//           result (i, j) leaves column j's bottom at cycle i+D+j; in OS every PE accumulates.
-//   DRAIN   (OS) D cycles rotate the state chain once around, reading the bottom row each cycle;
-//           the state is unchanged afterwards (compute_accumulated keeps accumulating on it).
-//   WB      one C row per cycle, row C_addr + C_stride*i; accumulator writes with bit 30 read the
-//           old row one cycle ahead and forward the previous write (C_stride 0 writes the same row
-//           again: every row's result is added in turn).
+// Commands arrive in program order (`start` while `ready`, with a `tag` that comes back on
+// `done_a` or `done_b` when the command's last write is done). Stages (cycle counts for DIM = D):
+//   READ    one cycle per row on three scratchpad read ports at once: A (a_rows rows, A_stride
+//           apart), the latched preload matrix (compute_preloaded only) and the rs2 operand land
+//           in one of NB buffer sets, as a row or, transposed, as a column; lanes >= cols and rows
+//           >= rows stay 0; GARBAGE -> 0. A command's operands are all read before its C is
+//           written, so C may overlap A/B/D.
+//   ISSUE   in order, per command kind:
+//     WS with C: (compute_preloaded) the preload matrix is shifted into the mesh's shadow chain
+//           (D cycles, while earlier commands still stream), then the command streams: mesh row q
+//           receives buffer element (q, t-q) at cycle t (the A buffer holds A transposed: mesh
+//           rows are the k index), column j receives bias element (t-j, j) at the top, and a
+//           preloaded command's first row carries the flip that swaps in the shadow weights. A
+//           stream starts D cycles after the previous one, so the mesh takes one DIM-row block
+//           per D cycles; result (i, j) leaves column j's bottom at cycle i + D + j and a deskew
+//           line aligns row i at cycle i + 2D - 1.
+//     WS without C (preload only) and every OS command: wait until the mesh is empty, then run
+//           alone: LOAD (D cycles shifting the preload matrix into the state chain), STREAM (OS:
+//           3D - 1 cycles, every PE accumulates), DRAIN (OS: D cycles rotating the state chain
+//           once around, reading the bottom row; the state is unchanged afterwards).
+//   WB      a token per result row travels 2D - 1 cycles beside the data and writes row i to
+//           C_addr + C_stride * i; accumulator writes with bit 30 read the old row one cycle
+//           ahead and forward the previous write (C_stride 0 writes the same row again: every
+//           row's result is added in turn). Rows are written in command order, so computes that
+//           accumulate into the same rows need no wait between them.
 
 module gemmini_ex #(
   parameter int DIM      = 16,
   parameter int SP_ROWS  = 16384,
   parameter int ACC_ROWS = 1024,
+  parameter int TAGW     = 4,
   localparam int SPA = $clog2(SP_ROWS),
   localparam int ACA = $clog2(ACC_ROWS)
 ) (
   input  logic                  clk,
   input  logic                  rst_n,
   input  logic                  start,
+  output logic                  ready,
+  input  logic [TAGW-1:0]       tag,
   input  logic                  preloaded,     // COMPUTE_PRELOADED (else COMPUTE_ACCUMULATED)
   input  logic [63:0]           a_word,        // compute rs1
   input  logic [63:0]           y_word,        // compute rs2 (WS: D, OS: B)
@@ -44,10 +56,14 @@ module gemmini_ex #(
   input  logic [15:0]           cfg_a_stride,
   input  logic [31:0]           cfg_sys_shift,
   input  logic [15:0]           cfg_c_stride,
-  output logic                  done,
-  output logic                  sp_re,
-  output logic [SPA-1:0]        sp_raddr,
-  input  logic [DIM*8-1:0]      sp_rdata,
+  output logic                  done_a,        // a command's last row written
+  output logic [TAGW-1:0]       done_a_tag,
+  output logic                  done_b,        // a command without write-back finished
+  output logic [TAGW-1:0]       done_b_tag,
+  output logic                  empty,         // nothing in flight
+  output logic [2:0]            sp_re,         // read ports: 0 A, 1 preload matrix, 2 rs2 operand
+  output logic [3*SPA-1:0]      sp_raddr,
+  input  logic [3*DIM*8-1:0]    sp_rdata,
   output logic                  sp_we,
   output logic [SPA-1:0]        sp_waddr,
   output logic [DIM*8-1:0]      sp_wdata,
@@ -63,124 +79,197 @@ module gemmini_ex #(
 );
   localparam int CW = $clog2(DIM + 1);
   localparam int TW = $clog2(3 * DIM + 1);
+  localparam int NB = 4;                        // buffer sets
+  localparam int TL = 2 * DIM - 1;              // write-back token line
   localparam logic [31:0] GARBAGE = 32'hFFFF_FFFF;
-  localparam logic [2:0] S_IDLE = 3'd0, S_READ = 3'd1, S_RWAIT = 3'd2, S_LOAD = 3'd3, S_STREAM = 3'd4,
-                         S_DRAIN = 3'd5, S_WB = 3'd6, S_WBWAIT = 3'd7;
 
-  logic [2:0] st;
+  // ---- buffer sets and the command each holds ------------------------------------------------
+  (* mem2reg *) logic [7:0] abuf [NB][DIM*DIM];
+  (* mem2reg *) logic [7:0] xbuf [NB][DIM*DIM];
+  (* mem2reg *) logic [7:0] ybuf [NB][DIM*DIM];
+  logic [NB-1:0]   set_busy;
+  logic            d_pre [NB];
+  logic            d_ws [NB];
+  logic            d_relu [NB];
+  logic            d_cgarb [NB];
+  logic            d_cacc [NB];
+  logic            d_caccum [NB];
+  logic [15:0]     d_crows [NB];
+  logic [15:0]     d_ccols [NB];
+  logic [28:0]     d_crow0 [NB];
+  logic [15:0]     d_cstride [NB];
+  logic [5:0]      d_shamt [NB];
+  logic [TAGW-1:0] d_tag [NB];
 
-  // ---- operands, decoded at start ------------------------------------------------------------
-  logic          a_garb, x_use, y_garb, c_garb, c_acc, c_accum;
-  logic [15:0]   a_rows, a_cols, x_rows, x_cols, y_rows, y_cols, c_rows, c_cols;
-  logic [SPA-1:0] x_row0, y_row0;
-  logic [28:0]   c_row0;
-
-  // ---- buffers (element (i, j) of a DIM x DIM buffer at index i*DIM + j) ---------------------
-  (* mem2reg *) logic [7:0]  abuf [DIM*DIM];
-  (* mem2reg *) logic [7:0]  xbuf [DIM*DIM];
-  (* mem2reg *) logic [7:0]  ybuf [DIM*DIM];
-  (* mem2reg *) logic [19:0] rbuf [DIM*DIM];
-
-  // ---- mesh ----------------------------------------------------------------------------------
-  logic                 m_shift, m_mac;
-  logic [DIM*8-1:0]     feed_a;
-  logic [DIM*20-1:0]    feed_v, feed_c, out_v, out_c;
-
-  gemmini_mesh #(.DIM(DIM)) u_mesh (
-    .clk(clk), .rst_n(rst_n), .ws(cfg_ws), .shift(m_shift), .mac(m_mac),
-    .feed_a(feed_a), .feed_v(feed_v), .feed_c(feed_c), .out_v(out_v), .out_c(out_c), .state(pe_state)
-  );
-
-  // ---- READ phase counters -------------------------------------------------------------------
-  logic [1:0]     op;          // 0 A, 1 X (preload matrix), 2 Y (rs2 operand)
-  logic [CW-1:0]  r;
-  logic [SPA-1:0] ptr;
-  logic [15:0]    op_rows;
-  logic           rd_v;
-  logic [1:0]     rd_op;
+  // ---- READ stage ----------------------------------------------------------------------------
+  logic           r_busy;
+  logic [1:0]     r_set;
+  logic [15:0]    r_n [3];         // rows per port
+  logic [15:0]    r_cols [3];
+  logic           r_colw [3];
+  logic [SPA-1:0] r_ptr [3];
+  logic [SPA-1:0] r_step [3];
+  logic [15:0]    r_i;
+  logic           r_lastc;         // this is the READ's last cycle
+  logic [2:0]     rd_v;
   logic [CW-1:0]  rd_r;
-  logic [15:0]    rd_cols;
-  logic           rd_colw;
-  logic [DIM*8-1:0] rd_lanes;
+  logic [1:0]     rd_set;
+  logic           rd_colw [3];
+  logic [15:0]    rd_cols [3];
+  logic           r_fin;           // the READ's last rows land this cycle: queue the command
+  logic [1:0]     r_fin_set;
+  logic [1:0]     free_set;
+  logic           have_free;
 
   always_comb begin
-    case (op)
-      2'd0:    op_rows = a_garb ? 16'd0 : a_rows;
-      2'd1:    op_rows = x_use ? x_rows : 16'd0;
-      default: op_rows = y_garb ? 16'd0 : y_rows;
-    endcase
-  end
-
-  // ---- STREAM / LOAD / DRAIN / WB counters ---------------------------------------------------
-  logic [TW-1:0]  t;
-  logic [CW-1:0]  wi;
-  logic [28:0]    c_ptr;
-  logic           w1_v;
-  logic           pre;
-  logic [CW-1:0]  w1_i;
-  logic [28:0]    w1_addr;
-  logic           fwd_v;
-  logic [ACA-1:0] fwd_addr;
-  logic [DIM*32-1:0] fwd_data;
-  logic [DIM-1:0] fwd_mask;
-
-  // rows of the rs2 / preload operands are read at row0 + r; A at row0 + A_stride * r
-  logic [SPA-1:0] a_stride_s;
-  assign a_stride_s = SPA'(cfg_a_stride);
-
-  // ---- the operand row being written into a buffer (lanes >= cols are 0) ---------------------
-  always_comb begin
-    for (int l = 0; l < DIM; l++) begin
-      rd_lanes[l*8 +: 8] = (32'(l) < 32'(rd_cols)) ? sp_rdata[l*8 +: 8] : 8'd0;
+    have_free = 1'b0;
+    free_set  = '0;
+    for (int b = NB - 1; b >= 0; b--) begin
+      if (!set_busy[b]) begin
+        have_free = 1'b1;
+        free_set  = 2'(b);
+      end
     end
   end
+  assign r_lastc = r_busy && r_i + 16'd1 >= r_n[0] && r_i + 16'd1 >= r_n[1] && r_i + 16'd1 >= r_n[2];
+  // a new command may start in the last READ cycle of the previous one
+  assign ready = (!r_busy || r_lastc) && have_free;
+
+  // ---- the queue of read commands (their sets), in order -------------------------------------
+  logic [1:0]     pq [NB];
+  logic [2:0]     pq_n;
+  logic [1:0]     h;                // the head command's set
+  assign h = pq[0];
+
+  // ---- mesh ----------------------------------------------------------------------------------
+  logic                 m_ws, m_shift, m_mac, m_sshift;
+  logic [DIM*8-1:0]     feed_a;
+  logic [DIM-1:0]       feed_f;
+  logic [DIM*20-1:0]    feed_v, feed_c, feed_s, out_v, out_c;
+
+  gemmini_mesh #(.DIM(DIM)) u_mesh (
+    .clk(clk), .rst_n(rst_n), .ws(m_ws), .shift(m_shift), .mac(m_mac), .sshift(m_sshift),
+    .feed_a(feed_a), .feed_f(feed_f), .feed_v(feed_v), .feed_c(feed_c), .feed_s(feed_s),
+    .out_v(out_v), .out_c(out_c), .state(pe_state)
+  );
+
+  // ---- ISSUE stage ---------------------------------------------------------------------------
+  localparam logic [2:0] I_IDLE = 3'd0, I_SLOAD = 3'd1, I_WAIT = 3'd2, I_CLOAD = 3'd3, I_OSTREAM = 3'd4,
+                         I_DRAIN = 3'd5, I_OSWB = 3'd6;
+  logic [2:0]     ist;
+  logic [TW-1:0]  it;
+  logic [1:0]     os_set;
+  // two stream slots (WS streams start >= D cycles apart and last 2D - 1 cycles)
+  logic           sl_v [2];
+  logic [TW-1:0]  sl_t [2];
+  logic [1:0]     sl_set [2];
+  logic           sl_flip [2];
+  logic           sl_last;          // the slot of the most recent stream
+  logic [TW-1:0]  flip_age;         // cycles since the last preloaded stream started (saturating)
+  logic           flip_seen;
+  (* mem2reg *) logic [19:0] rbuf [DIM*DIM];   // OS results
+
+  // ---- write-back token line -----------------------------------------------------------------
+  logic            tk_v [TL];
+  logic            tk_last [TL];
+  logic            tk_wr [TL];
+  logic            tk_os [TL];
+  logic [CW-1:0]   tk_row [TL];
+  logic [28:0]     tk_addr [TL];
+  logic            tk_acc [TL];
+  logic            tk_accum [TL];
+  logic [DIM-1:0]  tk_mask [TL];
+  logic            tk_relu [TL];
+  logic [5:0]      tk_shamt [TL];
+  logic [TAGW-1:0] tk_tag [TL];
+  // the token entering this cycle
+  logic            in_v, in_last, in_wr, in_os;
+  logic [CW-1:0]   in_row;
+  logic [1:0]      in_set;
+  logic [19:0]     dsk [DIM][DIM];   // column j delayed D - 1 - j cycles
+  logic            tok_any;
+
+  always_comb begin
+    tok_any = 1'b0;
+    for (int k = 0; k < TL; k++) tok_any = tok_any | tk_v[k];
+  end
+
+  logic head_v, h_pre, h_ws, h_cgarb;
+  assign head_v  = pq_n != 3'd0;
+  assign h_pre   = d_pre[h];
+  assign h_ws    = d_ws[h];
+  assign h_cgarb = d_cgarb[h];
+  logic mesh_idle;
+  assign mesh_idle = !sl_v[0] && !sl_v[1] && !tok_any;
+  assign empty = !r_busy && !r_fin && pq_n == 3'd0 && ist == I_IDLE && mesh_idle;
+
+  // a WS stream may start now: the previous one started >= D cycles ago
+  logic slot_ok;
+  assign slot_ok = !sl_v[sl_last] || sl_t[sl_last] >= TW'(DIM - 1);
+  // the shadow chain may be overwritten: every PE has taken the last flip
+  logic shadow_ok;
+  assign shadow_ok = !flip_seen || flip_age >= TW'(2 * DIM - 2);
 
   // ---- mesh feeds ----------------------------------------------------------------------------
   always_comb begin
-    feed_a  = '0;
-    feed_v  = '0;
-    feed_c  = '0;
-    m_shift = (st == S_LOAD) || (st == S_DRAIN);
-    m_mac   = (st == S_STREAM) && !cfg_ws;
-    if (st == S_STREAM) begin
-      for (int q = 0; q < DIM; q++) begin
-        for (int l = 0; l < DIM; l++) begin
-          if (t == TW'(q + l)) feed_a[q*8 +: 8] = abuf[q*DIM + l];
-          // column q, element (l, q) of Y enters at cycle l + q
-          if (t == TW'(q + l)) feed_v[q*20 +: 20] = {{12{ybuf[l*DIM + q][7]}}, ybuf[l*DIM + q]};
-        end
-      end
-    end
-    if (st == S_LOAD) begin
-      // shift s brings row D-1-s of the preload matrix in at the top
-      for (int x = 0; x < DIM; x++) begin
-        if (t == TW'(DIM - 1 - x)) begin
-          for (int j = 0; j < DIM; j++) begin
-            feed_c[j*20 +: 20] = {{12{xbuf[x*DIM + j][7]}}, xbuf[x*DIM + j]};
+    feed_a   = '0;
+    feed_f   = '0;
+    feed_v   = '0;
+    feed_c   = '0;
+    feed_s   = '0;
+    m_ws     = !(ist == I_OSTREAM || ist == I_DRAIN || (ist == I_CLOAD && !d_ws[os_set]));
+    m_shift  = (ist == I_CLOAD) || (ist == I_DRAIN);
+    m_mac    = ist == I_OSTREAM;
+    m_sshift = ist == I_SLOAD;
+    for (int s = 0; s < 2; s++) begin
+      if (sl_v[s]) begin
+        for (int q = 0; q < DIM; q++) begin
+          if (sl_t[s] >= TW'(q) && sl_t[s] < TW'(q + DIM)) begin
+            feed_a[q*8 +: 8]   = abuf[sl_set[s]][q*DIM + 32'(sl_t[s]) - q];
+            feed_v[q*20 +: 20] = {{12{ybuf[sl_set[s]][(32'(sl_t[s]) - q)*DIM + q][7]}},
+                                  ybuf[sl_set[s]][(32'(sl_t[s]) - q)*DIM + q]};
           end
+          if (sl_flip[s] && sl_t[s] == TW'(q)) feed_f[q] = 1'b1;
         end
       end
     end
-    if (st == S_DRAIN) feed_c = out_c;
+    if (ist == I_OSTREAM) begin
+      for (int q = 0; q < DIM; q++) begin
+        if (it >= TW'(q) && it < TW'(q + DIM)) begin
+          feed_a[q*8 +: 8]   = abuf[os_set][q*DIM + 32'(it) - q];
+          feed_v[q*20 +: 20] = {{12{ybuf[os_set][(32'(it) - q)*DIM + q][7]}}, ybuf[os_set][(32'(it) - q)*DIM + q]};
+        end
+      end
+    end
+    // LOAD: shift s brings row D-1-s of the preload matrix in at the top
+    if (ist == I_SLOAD || ist == I_CLOAD) begin
+      for (int j = 0; j < DIM; j++) begin
+        feed_s[j*20 +: 20] = {{12{xbuf[h][(DIM - 1 - 32'(it))*DIM + j][7]}}, xbuf[h][(DIM - 1 - 32'(it))*DIM + j]};
+      end
+      feed_c = feed_s;
+    end
+    if (ist == I_DRAIN) feed_c = out_c;
   end
 
-  // ---- write-back arithmetic -----------------------------------------------------------------
+  // ---- write-back arithmetic (the token leaving the line) --------------------------------------
+  localparam int TX = TL - 1;
   logic [DIM*20-1:0] w1_row;
   logic [DIM*32-1:0] old_row;
-  logic [5:0]        shamt;
+  logic              fwd_v;
+  logic [ACA-1:0]    fwd_addr;
+  logic [DIM*32-1:0] fwd_data;
+  logic [DIM-1:0]    fwd_mask;
+
   always_comb begin
-    w1_row = '0;
-    for (int x = 0; x < DIM; x++) begin
-      for (int j = 0; j < DIM; j++) begin
-        if (w1_i == CW'(x)) w1_row[j*20 +: 20] = rbuf[x*DIM + j];
-      end
+    for (int j = 0; j < DIM; j++) begin
+      if (tk_os[TX]) w1_row[j*20 +: 20] = rbuf[32'(tk_row[TX])*DIM + j];
+      else if (j == DIM - 1) w1_row[j*20 +: 20] = out_v[j*20 +: 20];
+      else w1_row[j*20 +: 20] = dsk[j][DIM - 2 - j];
     end
     for (int l = 0; l < DIM; l++) begin
-      old_row[l*32 +: 32] = (fwd_v && fwd_addr == ACA'(w1_addr) && fwd_mask[l]) ? fwd_data[l*32 +: 32]
-                                                                                : acc_rdata[l*32 +: 32];
+      old_row[l*32 +: 32] = (fwd_v && fwd_addr == ACA'(tk_addr[TX]) && fwd_mask[l]) ? fwd_data[l*32 +: 32]
+                                                                                   : acc_rdata[l*32 +: 32];
     end
-    // sys_shift applies in OS only; any shift >= 20 gives 0 for a 20-bit value, as does 24
-    shamt = cfg_ws ? 6'd0 : ((cfg_sys_shift > 32'd24) ? 6'd24 : 6'(cfg_sys_shift));
   end
 
   function automatic logic [7:0] shift_sat(input logic [19:0] v, input logic [5:0] s, input logic relu);
@@ -201,162 +290,262 @@ module gemmini_ex #(
     shift_sat = y[7:0];
   endfunction
 
-  logic [DIM-1:0] c_mask;
-  always_comb begin
-    for (int l = 0; l < DIM; l++) c_mask[l] = 32'(l) < 32'(c_cols);
-  end
+  // lane x of the row read on port p (lanes >= cols are 0)
+  function automatic logic [7:0] lane(input int p, input int x);
+    lane = (x < 32'(rd_cols[p])) ? sp_rdata[p*DIM*8 + x*8 +: 8] : 8'd0;
+  endfunction
 
   // ---- memory ports --------------------------------------------------------------------------
   always_comb begin
-    sp_re     = (st == S_READ) && (op_rows != 16'd0);
-    sp_raddr  = ptr;
-    acc_re    = (st == S_WB) && c_acc && c_accum;
-    acc_raddr = ACA'(c_ptr);
-    sp_we     = w1_v && !c_acc;
-    sp_waddr  = SPA'(w1_addr);
-    sp_wmask  = c_mask;
-    acc_we    = w1_v && c_acc;
-    acc_waddr = ACA'(w1_addr);
-    acc_wmask = c_mask;
-    for (int l = 0; l < DIM; l++) begin
-      sp_wdata[l*8 +: 8]   = shift_sat(w1_row[l*20 +: 20], shamt, cfg_relu);
-      acc_wdata[l*32 +: 32] = {{12{w1_row[l*20 + 19]}}, w1_row[l*20 +: 20]}
-                              + (c_accum ? old_row[l*32 +: 32] : 32'd0);
+    for (int p = 0; p < 3; p++) begin
+      sp_re[p]                = r_busy && (r_i < r_n[p]);
+      sp_raddr[p*SPA +: SPA]  = r_ptr[p];
     end
+    acc_re    = tk_v[TX-1] && tk_wr[TX-1] && tk_acc[TX-1] && tk_accum[TX-1];
+    acc_raddr = ACA'(tk_addr[TX-1]);
+    sp_we     = tk_v[TX] && tk_wr[TX] && !tk_acc[TX];
+    sp_waddr  = SPA'(tk_addr[TX]);
+    sp_wmask  = tk_mask[TX];
+    acc_we    = tk_v[TX] && tk_wr[TX] && tk_acc[TX];
+    acc_waddr = ACA'(tk_addr[TX]);
+    acc_wmask = tk_mask[TX];
+    for (int l = 0; l < DIM; l++) begin
+      sp_wdata[l*8 +: 8]    = shift_sat(w1_row[l*20 +: 20], tk_shamt[TX], tk_relu[TX]);
+      acc_wdata[l*32 +: 32] = {{12{w1_row[l*20 + 19]}}, w1_row[l*20 +: 20]}
+                              + (tk_accum[TX] ? old_row[l*32 +: 32] : 32'd0);
+    end
+    done_a     = tk_v[TX] && tk_last[TX];
+    done_a_tag = tk_tag[TX];
+  end
+
+  // the token of this cycle: a WS slot feeding its row t < D, or the OS write-back phase
+  always_comb begin
+    in_v = 1'b0; in_last = 1'b0; in_wr = 1'b0; in_os = 1'b0; in_row = '0; in_set = '0;
+    for (int s = 0; s < 2; s++) begin
+      if (sl_v[s] && sl_t[s] < TW'(DIM)) begin
+        in_v = 1'b1; in_os = 1'b0; in_row = CW'(sl_t[s]); in_set = sl_set[s];
+        in_last = sl_t[s] == TW'(DIM - 1);
+      end
+    end
+    if (ist == I_OSWB) begin
+      in_v = 1'b1; in_os = 1'b1; in_row = CW'(it); in_set = os_set;
+      in_last = it == TW'(DIM - 1);
+    end
+    in_wr = in_v && !d_cgarb[in_set] && 16'(in_row) < d_crows[in_set];
   end
 
   // ---- sequencer -----------------------------------------------------------------------------
-  always_ff @(posedge clk) begin
+  always_ff @(posedge clk) begin : seq
+    logic pop;
+    pop = 1'b0;
     if (!rst_n) begin
-      st    <= S_IDLE;
-      done  <= 1'b0;
-      rd_v  <= 1'b0;
-      w1_v  <= 1'b0;
-      fwd_v <= 1'b0;
+      set_busy  <= '0;
+      r_busy    <= 1'b0;
+      r_fin     <= 1'b0;
+      rd_v      <= '0;
+      pq_n      <= '0;
+      ist       <= I_IDLE;
+      sl_v[0]   <= 1'b0;
+      sl_v[1]   <= 1'b0;
+      sl_last   <= 1'b0;
+      flip_seen <= 1'b0;
+      done_b    <= 1'b0;
+      fwd_v     <= 1'b0;
+      for (int k = 0; k < TL; k++) tk_v[k] <= 1'b0;
     end else begin
-      done <= 1'b0;
-      rd_v <= 1'b0;
-      w1_v <= 1'b0;
-      case (st)
-        S_IDLE: if (start) begin
-          a_garb  <= a_word[31:0] == GARBAGE;
-          a_rows  <= a_word[63:48];
-          a_cols  <= a_word[47:32];
-          pre     <= preloaded;
-          x_use   <= preloaded && (x_word[31:0] != GARBAGE);
-          x_rows  <= x_word[63:48];
-          x_cols  <= x_word[47:32];
-          x_row0  <= SPA'(x_word[28:0]);
-          y_garb  <= y_word[31:0] == GARBAGE;
-          y_rows  <= y_word[63:48];
-          y_cols  <= y_word[47:32];
-          y_row0  <= SPA'(y_word[28:0]);
-          c_garb  <= c_word[31:0] == GARBAGE;
-          c_rows  <= c_word[63:48];
-          c_cols  <= c_word[47:32];
-          c_row0  <= c_word[28:0];
-          c_acc   <= c_word[31];
-          c_accum <= c_word[30];
-          for (int k = 0; k < DIM*DIM; k++) begin
-            abuf[k] <= '0;
-            xbuf[k] <= '0;
-            ybuf[k] <= '0;
+      done_b <= 1'b0;
+      rd_v   <= '0;
+      r_fin  <= 1'b0;
+
+      // -- READ: one row per port per cycle; the rows land in the buffer the next cycle
+      if (r_busy) begin
+        for (int p = 0; p < 3; p++) begin
+          if (r_i < r_n[p]) begin
+            rd_v[p]  <= 1'b1;
+            r_ptr[p] <= r_ptr[p] + r_step[p];
           end
-          op      <= 2'd0;
-          r       <= '0;
-          ptr     <= SPA'(a_word[28:0]);
-          st      <= S_READ;
+          rd_colw[p] <= r_colw[p];
+          rd_cols[p] <= r_cols[p];
         end
-        S_READ: begin
-          if (op_rows != 16'd0) begin
-            rd_v  <= 1'b1;
-            rd_op <= op;
-            rd_r  <= r;
-            case (op)
-              2'd0:    begin rd_cols <= a_cols; rd_colw <= cfg_ws ? !cfg_at : cfg_at; end
-              2'd1:    begin rd_cols <= x_cols; rd_colw <= cfg_ws && cfg_bt; end
-              default: begin rd_cols <= y_cols; rd_colw <= !cfg_ws && cfg_bt; end
+        rd_r   <= CW'(r_i);
+        rd_set <= r_set;
+        r_i    <= r_i + 16'd1;
+        if (r_lastc) begin
+          r_busy    <= 1'b0;
+          r_fin     <= 1'b1;
+          r_fin_set <= r_set;
+        end
+      end
+      for (int p = 0; p < 3; p++) begin
+        if (rd_v[p]) begin
+          // row rd_r of the buffer, or (transposed) its column rd_r; lane x of the read row
+          for (int x = 0; x < DIM; x++) begin
+            case (p)
+              0:       if (rd_colw[p]) abuf[rd_set][x*DIM + 32'(rd_r)] <= lane(p, x);
+                       else            abuf[rd_set][32'(rd_r)*DIM + x] <= lane(p, x);
+              1:       if (rd_colw[p]) xbuf[rd_set][x*DIM + 32'(rd_r)] <= lane(p, x);
+                       else            xbuf[rd_set][32'(rd_r)*DIM + x] <= lane(p, x);
+              default: if (rd_colw[p]) ybuf[rd_set][x*DIM + 32'(rd_r)] <= lane(p, x);
+                       else            ybuf[rd_set][32'(rd_r)*DIM + x] <= lane(p, x);
             endcase
           end
-          if (op_rows == 16'd0 || 16'(r) == op_rows - 16'd1) begin
-            r  <= '0;
-            op <= op + 2'd1;
-            ptr <= (op == 2'd0) ? x_row0 : y_row0;
-            if (op == 2'd2) st <= S_RWAIT;
-          end else begin
-            r   <= r + CW'(1);
-            ptr <= ptr + ((op == 2'd0) ? a_stride_s : SPA'(1));
+        end
+      end
+
+      // -- accept a command: decode its words, take a buffer set, start its READ
+      if (start) begin
+        r_busy <= 1'b1;
+        r_set  <= free_set;
+        set_busy[free_set] <= 1'b1;
+        r_i    <= '0;
+        d_pre[free_set]     <= preloaded;
+        d_ws[free_set]      <= cfg_ws;
+        d_relu[free_set]    <= cfg_relu;
+        d_cgarb[free_set]   <= c_word[31:0] == GARBAGE;
+        d_cacc[free_set]    <= c_word[31];
+        d_caccum[free_set]  <= c_word[30];
+        d_crows[free_set]   <= c_word[63:48];
+        d_ccols[free_set]   <= c_word[47:32];
+        d_crow0[free_set]   <= c_word[28:0];
+        d_cstride[free_set] <= cfg_c_stride;
+        // sys_shift applies in OS only; any shift >= 20 gives 0 for a 20-bit value, as does 24
+        d_shamt[free_set]   <= cfg_ws ? 6'd0 : ((cfg_sys_shift > 32'd24) ? 6'd24 : 6'(cfg_sys_shift));
+        d_tag[free_set]     <= tag;
+        r_n[0]    <= (a_word[31:0] == GARBAGE) ? 16'd0 : a_word[63:48];
+        r_n[1]    <= (preloaded && x_word[31:0] != GARBAGE) ? x_word[63:48] : 16'd0;
+        r_n[2]    <= (y_word[31:0] == GARBAGE) ? 16'd0 : y_word[63:48];
+        r_cols[0] <= a_word[47:32];
+        r_cols[1] <= x_word[47:32];
+        r_cols[2] <= y_word[47:32];
+        r_colw[0] <= cfg_ws ? !cfg_at : cfg_at;
+        r_colw[1] <= cfg_ws && cfg_bt;
+        r_colw[2] <= !cfg_ws && cfg_bt;
+        r_ptr[0]  <= SPA'(a_word[28:0]);
+        r_ptr[1]  <= SPA'(x_word[28:0]);
+        r_ptr[2]  <= SPA'(y_word[28:0]);
+        r_step[0] <= SPA'(cfg_a_stride);
+        r_step[1] <= SPA'(1);
+        r_step[2] <= SPA'(1);
+        for (int k = 0; k < DIM*DIM; k++) begin
+          abuf[free_set][k] <= '0;
+          xbuf[free_set][k] <= '0;
+          ybuf[free_set][k] <= '0;
+        end
+      end
+
+      // -- stream slots advance; a slot ends after 2D - 1 cycles and frees its set
+      for (int s = 0; s < 2; s++) begin
+        if (sl_v[s]) begin
+          if (sl_t[s] == TW'(2 * DIM - 2)) begin
+            sl_v[s] <= 1'b0;
+            set_busy[sl_set[s]] <= 1'b0;
+          end else sl_t[s] <= sl_t[s] + TW'(1);
+        end
+      end
+      if (flip_seen && flip_age != TW'(2 * DIM)) flip_age <= flip_age + TW'(1);
+
+      // -- ISSUE: the head of the queue
+      case (ist)
+        I_IDLE: if (head_v) begin
+          if (h_ws && !h_cgarb) begin
+            if (h_pre) begin
+              if (shadow_ok) begin ist <= I_SLOAD; it <= '0; end
+            end else ist <= I_WAIT;
+          end else if (h_ws && !h_pre) begin          // neither weights nor C: nothing to do
+            done_b <= 1'b1;  done_b_tag <= d_tag[h];
+            set_busy[h] <= 1'b0;
+            pop = 1'b1;
+          end else if (mesh_idle) begin                 // WS preload only, or OS: alone
+            os_set <= h;
+            it <= '0;
+            ist <= h_pre ? I_CLOAD : I_OSTREAM;
           end
         end
-        S_RWAIT: begin
-          t <= '0;
-          if (pre) st <= S_LOAD;
-          else if (cfg_ws && c_garb) begin st <= S_IDLE; done <= 1'b1; end
-          else st <= S_STREAM;
+        I_SLOAD: begin
+          if (it == TW'(DIM - 1)) ist <= I_WAIT;
+          else it <= it + TW'(1);
         end
-        S_LOAD: begin
-          if (t == TW'(DIM - 1)) begin
-            t <= '0;
-            if (cfg_ws && c_garb) begin st <= S_IDLE; done <= 1'b1; end
-            else st <= S_STREAM;
-          end else t <= t + TW'(1);
+        I_WAIT: if (slot_ok) begin
+          sl_v[!sl_last]    <= 1'b1;
+          sl_t[!sl_last]    <= '0;
+          sl_set[!sl_last]  <= h;
+          sl_flip[!sl_last] <= h_pre;
+          sl_last           <= !sl_last;
+          if (h_pre) begin flip_seen <= 1'b1; flip_age <= '0; end
+          ist <= I_IDLE;
+          pop = 1'b1;
         end
-        S_STREAM: begin
-          if (cfg_ws) begin
-            for (int i = 0; i < DIM; i++) begin
-              for (int j = 0; j < DIM; j++) begin
-                if (t == TW'(i + DIM + j)) rbuf[i*DIM + j] <= out_v[j*20 +: 20];
-              end
-            end
-          end
-          if (t == TW'(3*DIM - 2)) begin
-            t <= '0;
-            if (c_garb) begin st <= S_IDLE; done <= 1'b1; end
-            else if (cfg_ws) begin st <= S_WB; wi <= '0; c_ptr <= c_row0; end
-            else st <= S_DRAIN;
-          end else t <= t + TW'(1);
+        I_CLOAD: begin
+          if (it == TW'(DIM - 1)) begin
+            it <= '0;
+            if (d_ws[os_set]) begin                      // WS preload only: done
+              ist <= I_IDLE;
+              done_b <= 1'b1;  done_b_tag <= d_tag[os_set];
+              set_busy[os_set] <= 1'b0;
+              pop = 1'b1;
+            end else ist <= I_OSTREAM;
+          end else it <= it + TW'(1);
         end
-        S_DRAIN: begin
+        I_OSTREAM: begin
+          if (it == TW'(3 * DIM - 2)) begin
+            it <= '0;
+            if (d_cgarb[os_set]) begin
+              ist <= I_IDLE;
+              done_b <= 1'b1;  done_b_tag <= d_tag[os_set];
+              set_busy[os_set] <= 1'b0;
+              pop = 1'b1;
+            end else ist <= I_DRAIN;
+          end else it <= it + TW'(1);
+        end
+        I_DRAIN: begin
           for (int x = 0; x < DIM; x++) begin
             for (int j = 0; j < DIM; j++) begin
-              if (t == TW'(DIM - 1 - x)) rbuf[x*DIM + j] <= out_c[j*20 +: 20];
+              if (it == TW'(DIM - 1 - x)) rbuf[x*DIM + j] <= out_c[j*20 +: 20];
             end
           end
-          if (t == TW'(DIM - 1)) begin
-            t <= '0;
-            st <= S_WB;
-            wi <= '0;
-            c_ptr <= c_row0;
-          end else t <= t + TW'(1);
+          if (it == TW'(DIM - 1)) begin it <= '0; ist <= I_OSWB; end
+          else it <= it + TW'(1);
         end
-        S_WB: begin
-          w1_v    <= 1'b1;
-          w1_i    <= wi;
-          w1_addr <= c_ptr;
-          c_ptr   <= c_ptr + 29'(cfg_c_stride);
-          wi      <= wi + CW'(1);
-          if (16'(wi) == c_rows - 16'd1) st <= S_WBWAIT;
+        I_OSWB: begin
+          if (it == TW'(DIM - 1)) begin
+            it <= '0;
+            ist <= I_IDLE;
+            set_busy[os_set] <= 1'b0;
+            pop = 1'b1;
+          end else it <= it + TW'(1);
         end
-        S_WBWAIT: begin
-          st   <= S_IDLE;
-          done <= 1'b1;
-        end
-        default: st <= S_IDLE;
+        default: ist <= I_IDLE;
       endcase
 
-      // operand row from the scratchpad into its buffer
-      if (rd_v) begin
-        for (int i = 0; i < DIM; i++) begin
-          for (int j = 0; j < DIM; j++) begin
-            if ((!rd_colw && rd_r == CW'(i)) || (rd_colw && rd_r == CW'(j))) begin
-              case (rd_op)
-                2'd0:    abuf[i*DIM + j] <= rd_lanes[(rd_colw ? i : j)*8 +: 8];
-                2'd1:    xbuf[i*DIM + j] <= rd_lanes[(rd_colw ? i : j)*8 +: 8];
-                default: ybuf[i*DIM + j] <= rd_lanes[(rd_colw ? i : j)*8 +: 8];
-              endcase
-            end
-          end
-        end
+      // -- the queue: pop the head, push the command whose READ ends
+      if (pop) begin
+        for (int k = 0; k < NB - 1; k++) pq[k] <= pq[k+1];
+      end
+      if (r_fin) pq[2'(pq_n - {2'd0, pop})] <= r_fin_set;
+      pq_n <= pq_n - {2'd0, pop} + {2'd0, r_fin};
+
+      // -- token line
+      tk_v[0]     <= in_v;
+      tk_last[0]  <= in_last;
+      tk_wr[0]    <= in_wr;
+      tk_os[0]    <= in_os;
+      tk_row[0]   <= in_row;
+      tk_addr[0]  <= d_crow0[in_set] + 29'(d_cstride[in_set]) * 29'(in_row);
+      tk_acc[0]   <= d_cacc[in_set];
+      tk_accum[0] <= d_cacc[in_set] && d_caccum[in_set];
+      for (int l = 0; l < DIM; l++) tk_mask[0][l] <= 32'(l) < 32'(d_ccols[in_set]);
+      tk_relu[0]  <= d_relu[in_set];
+      tk_shamt[0] <= d_shamt[in_set];
+      tk_tag[0]   <= d_tag[in_set];
+      for (int k = 1; k < TL; k++) begin
+        tk_v[k] <= tk_v[k-1];  tk_last[k] <= tk_last[k-1];  tk_wr[k] <= tk_wr[k-1];  tk_os[k] <= tk_os[k-1];
+        tk_row[k] <= tk_row[k-1];  tk_addr[k] <= tk_addr[k-1];  tk_acc[k] <= tk_acc[k-1];
+        tk_accum[k] <= tk_accum[k-1];  tk_mask[k] <= tk_mask[k-1];  tk_relu[k] <= tk_relu[k-1];
+        tk_shamt[k] <= tk_shamt[k-1];  tk_tag[k] <= tk_tag[k-1];
+      end
+      for (int j = 0; j < DIM; j++) begin
+        dsk[j][0] <= out_v[j*20 +: 20];
+        for (int k = 1; k < DIM; k++) dsk[j][k] <= dsk[j][k-1];
       end
 
       // the accumulator write of this cycle, for the next row's read-modify-write

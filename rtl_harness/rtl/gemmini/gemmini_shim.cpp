@@ -201,22 +201,21 @@ int64_t gm_run(void* p, const uint64_t* cmds, uint64_t n, uint64_t max_cycles) {
         t->eval();  // outputs are registered; this settles the new inputs before the edge
         const bool accepted = t->cmd_valid && t->cmd_ready;
         if (!accepted && i >= n && !t->busy && s->reads.empty()) break;
-        if (t->dram_req_valid) {
-            const uint64_t a = t->dram_req_addr;
-            if (t->dram_req_write) {
-                s->dram_writes++;
-                get_bytes(t->dram_req_wdata, line.data(), bus);
-                get_bytes(t->dram_req_wstrb, strb.data(), strb.size());
-                for (size_t b = 0; b < bus; b++) {
-                    if ((strb[b / 8] >> (b % 8)) & 1u) {
-                        if (a + b >= size || a + b < a) return -2;
-                        s->dram[a + b] = line[b];
-                    }
+        if (t->dram_wr_valid) {
+            const uint64_t a = t->dram_wr_addr;
+            s->dram_writes++;
+            get_bytes(t->dram_wr_wdata, line.data(), bus);
+            get_bytes(t->dram_wr_wstrb, strb.data(), strb.size());
+            for (size_t b = 0; b < bus; b++) {
+                if ((strb[b / 8] >> (b % 8)) & 1u) {
+                    if (a + b >= size || a + b < a) return -2;
+                    s->dram[a + b] = line[b];
                 }
-            } else {
-                s->dram_reads++;
-                s->reads.push_back({s->cycles + s->latency, a});
             }
+        }
+        if (t->dram_rd_valid) {
+            s->dram_reads++;
+            s->reads.push_back({s->cycles + s->latency, t->dram_rd_addr});
         }
         t->clk = 1;
         t->eval();
