@@ -44,6 +44,12 @@ class TileOffer:
       (re)loaded into the array when ``load_weights`` is true, else the previous B is reused
     - ``store(r, c, dram, acc, bias_dram, scratch, stride, tail, has_bias)``: the accumulator block
       through ``tail`` to HBM
+
+    ``overlap``: the micro-kernels keep no state across one another except the array weights
+    loaded by a ``mul`` with ``load_weights``, so the schedule may place background steps (stores,
+    the next chunk's A loads) between them: a target whose load, execute and store units run
+    concurrently gets independent work inside its command window (the schedule's software
+    pipelining). False where kernels share registers (AMX's tiles and zmm registers).
     """
 
     block: tuple[int, int, int]
@@ -64,3 +70,4 @@ class TileOffer:
     bias: Kernel | None
     mul: Kernel
     store: Kernel
+    overlap: bool = False

@@ -47,11 +47,11 @@ from dataclasses import dataclass
 
 from semantics.dtypes import DTYPES
 from semantics.hlo_parser import parse_hlo
-from semantics.ir import Computation, Graph, Instruction
+from semantics.ir import Graph
 from semantics.types import TensorType
 
 from ..program import Concrete, Placement, Program
-from .gemm import Tail, _clamp, _dtype, _param, _scalar
+from .gemm import Tail, _dtype, _param, tail_of
 from .schedule import ALIGN, MicroKernels, TileError, TileTarget
 from .tiled import _tail, scale_bits, tiles
 
@@ -98,49 +98,6 @@ class Conv:
         return self.m * self.kh * self.kw * self.c * self.o
 
 
-class _NotConv(Exception):
-    """Internal: the graph is not a conv layer (recognize_conv returns None)."""
-
-
-def _tail_of(comp: Computation, cur: Instruction) -> tuple[Instruction, Tail]:
-    """The accumulation under the tail of :mod:`.gemm`'s forms (any rank), and the tail."""
-    while cur.opcode == "copy":
-        cur = comp[cur.operands[0]]
-    relu = False
-    if cur.opcode == "maximum" and _dtype(cur) == "s8":
-        x, y = cur.operands
-        if _scalar(comp, y) == 0:
-            cur, relu = comp[x], True
-        elif _scalar(comp, x) == 0:
-            cur, relu = comp[y], True
-        else:
-            raise _NotConv
-    if not (cur.opcode == "convert" and _dtype(cur) == "s8"):
-        if relu:
-            raise _NotConv
-        return cur, Tail(None)
-    inner = _clamp(comp, comp[cur.operands[0]])
-    if inner is None:
-        raise _NotConv
-    c = comp[inner]
-    if _dtype(c) == "s32":
-        return c, Tail(1.0, relu)
-    if not (_dtype(c) == "f32" and c.opcode == "round-nearest-even"):
-        raise _NotConv
-    f, scale = comp[c.operands[0]], 1.0
-    if f.opcode == "multiply":
-        x, y = f.operands
-        s = _scalar(comp, y)
-        if s is None:
-            s, x = _scalar(comp, x), y
-        if not isinstance(s, float):
-            raise _NotConv
-        scale, f = s, comp[x]
-    if f.opcode != "convert" or _dtype(comp[f.operands[0]]) != "s32":
-        raise _NotConv
-    return comp[f.operands[0]], Tail(scale, relu)
-
-
 def _row_major(t: TensorType) -> bool:
     from semantics.hlo_printer import format_type
 
@@ -156,10 +113,10 @@ def recognize_conv(graph: Graph) -> Conv | None:
     if len(graph.computations) != 1 or not isinstance(graph.result_type, TensorType):
         return None
     comp = graph.entry
-    try:
-        acc, tail = _tail_of(comp, comp.root_instruction)
-    except _NotConv:
+    found = tail_of(comp, comp.root_instruction)
+    if found is None:
         return None
+    acc, tail = found
     bias = None
     if acc.opcode == "add":
         for d, o in (acc.operands, acc.operands[::-1]):

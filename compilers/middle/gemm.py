@@ -34,7 +34,7 @@ import numpy as np
 from semantics.ir import Computation, Graph, Instruction
 from semantics.types import TensorType
 
-__all__ = ["Tail", "Gemm", "recognize"]
+__all__ = ["Tail", "Gemm", "recognize", "tail_of"]
 
 
 @dataclass(frozen=True)
@@ -112,13 +112,10 @@ def _clamp(comp: Computation, ins: Instruction) -> str | None:
     return ins.operands[1]
 
 
-def recognize(graph: Graph) -> Gemm | None:
-    """The graph as a :class:`Gemm`, or None when it is not one of the module doc's forms."""
-    if len(graph.computations) != 1 or not isinstance(graph.result_type, TensorType):
-        return None
-    comp = graph.entry
-    users = comp.users()
-    cur = comp.root_instruction
+def tail_of(comp: Computation, cur: Instruction) -> tuple[Instruction, Tail] | None:
+    """The accumulation under the module doc's tail (``out'`` down to ``acc'``, any rank) and the
+    :class:`Tail`, from the root ``cur`` (a ``copy`` is looked through); None when the tail is
+    not one of those forms. :mod:`.conv` reads its layers' tails with it too."""
     while cur.opcode == "copy":
         cur = comp[cur.operands[0]]
     relu = False
@@ -130,35 +127,40 @@ def recognize(graph: Graph) -> Gemm | None:
             cur, relu = comp[y], True
         else:
             return None
-    scale: float | None = None
-    if cur.opcode == "convert" and _dtype(cur) == "s8":
-        inner = _clamp(comp, comp[cur.operands[0]])
-        if inner is None:
-            return None
-        c = comp[inner]
-        if _dtype(c) == "s32":
-            scale, acc_name = 1.0, inner
-        elif _dtype(c) == "f32" and c.opcode == "round-nearest-even":
-            f = comp[c.operands[0]]
-            scale = 1.0
-            if f.opcode == "multiply":
-                x, y = f.operands
-                s = _scalar(comp, y)
-                if s is None:
-                    s, x = _scalar(comp, x), y
-                if not isinstance(s, float):
-                    return None
-                scale, f = s, comp[x]
-            if f.opcode != "convert" or _dtype(comp[f.operands[0]]) != "s32":
-                return None
-            acc_name = f.operands[0]
-        else:
-            return None
-    elif relu:
+    if not (cur.opcode == "convert" and _dtype(cur) == "s8"):
+        return None if relu else (cur, Tail(None))
+    inner = _clamp(comp, comp[cur.operands[0]])
+    if inner is None:
         return None
-    else:
-        acc_name = cur.name
-    acc = comp[acc_name]
+    c = comp[inner]
+    if _dtype(c) == "s32":
+        return c, Tail(1.0, relu)
+    if not (_dtype(c) == "f32" and c.opcode == "round-nearest-even"):
+        return None
+    f, scale = comp[c.operands[0]], 1.0
+    if f.opcode == "multiply":
+        x, y = f.operands
+        s = _scalar(comp, y)
+        if s is None:
+            s, x = _scalar(comp, x), y
+        if not isinstance(s, float):
+            return None
+        scale, f = s, comp[x]
+    if f.opcode != "convert" or _dtype(comp[f.operands[0]]) != "s32":
+        return None
+    return comp[f.operands[0]], Tail(scale, relu)
+
+
+def recognize(graph: Graph) -> Gemm | None:
+    """The graph as a :class:`Gemm`, or None when it is not one of the module doc's forms."""
+    if len(graph.computations) != 1 or not isinstance(graph.result_type, TensorType):
+        return None
+    comp = graph.entry
+    users = comp.users()
+    found = tail_of(comp, comp.root_instruction)
+    if found is None:
+        return None
+    acc, tail = found
     bias: int | None = None
     if acc.opcode == "add":
         last = (len(acc.tensor_type.shape) - 1,)
@@ -207,7 +209,7 @@ def recognize(graph: Graph) -> Gemm | None:
     if len(comp.params) != 2 + (bias is not None):
         return None
     types = tuple(comp[p].tensor_type for p in comp.params)
-    return Gemm(m, k, n, a, b, bias, Tail(scale, relu), len(comp.params), types,
+    return Gemm(m, k, n, a, b, bias, tail, len(comp.params), types,
                 tuple(graph.result_types[0].shape))
 
 

@@ -1,11 +1,11 @@
 """The outer schedule of a tiled GEMM and its composition from per-shape micro-kernels.
 
-What belongs here: :class:`TileTarget` (= :class:`compilers.tile_offer.TileOffer`, what a target package offers the middle end: block sizes,
-on-chip capacities, the store path's scales, and one micro-kernel builder per step kind),
-:class:`MicroKernels` (each distinct (step, tile shape) built once, then instantiated by
-addresses), :func:`plan` (the loop order, chunking and on-chip placement, decided once from the
-capacities) and :func:`tile_program` (the whole :class:`compilers.program.Program`). No target
-name appears here.
+What belongs here: :class:`TileTarget` (= :class:`compilers.tile_offer.TileOffer`, what a target
+package offers the middle end: block sizes, on-chip capacities, the store path's scales, and one
+micro-kernel builder per step kind), :class:`MicroKernels` (each distinct (step, tile shape) built
+once, then instantiated by addresses), :func:`plan` (the loop order, chunking and on-chip
+placement, decided once from the capacities) and :func:`tile_program` (the whole
+:class:`compilers.program.Program`). No target name appears here.
 
 The schedule (seed 003 §3.3's split / reorder / stage, seed 004 §3.1-3.2's tile-and-pad, and the
 loop orders Autocomp's Gemmini GEMMs use, seed 002 §4 and appendix D), weight-stationary:
@@ -20,6 +20,23 @@ loop orders Autocomp's Gemmini GEMMs use, seed 002 §4 and appendix D), weight-s
                 the array once, then reused: the micro-kernel's first multiply preloads it)
             store the chunk's accumulators through the tail (scale, round, clamp, ReLU)
 
+Software pipelining (a target whose offer sets ``overlap``: its load, execute and store units run
+concurrently and its kernels keep no state but the array's weights). The same steps, reordered so
+that independent work sits between the multiplies:
+
+- the stores of column block j are deferred into the next column block (of this chunk or the
+  next): one after each multiply, in order, and whatever remains is flushed at the end of that
+  block (and of the program). The accumulator half alternates with a column-block counter over
+  the whole program, so the deferred stores never share accumulators with the block that runs
+  beside them; each store still follows the last multiply into its accumulator and precedes the
+  next bias or multiply that writes it.
+- when the layer has more than one chunk and two A panels of the chunk fit beside B, the panels
+  alternate between two regions: the first chunk's panel is loaded up front, and each next chunk's
+  panel loads are spread over this chunk's last column block, one after each multiply (after that
+  multiply's deferred store), the rest flushed before the next chunk's first multiply.
+
+Without ``overlap`` the order is the loop nest above (accumulator half by j, one A panel).
+
 Accumulation: the first multiply of a tile overwrites its accumulator (or adds to the bias), the
 others add (identity 2 of :mod:`.tiled`). Placement: operand blocks and accumulators get fixed
 slots from arithmetic on the loop indices, so no allocation is solved per tile; the cost of
@@ -28,6 +45,7 @@ building a program is one micro-kernel per distinct step and shape plus writing 
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from semantics.dtypes import DTYPES
@@ -60,17 +78,23 @@ class MicroKernels:
 
     target: TileTarget
     built: dict[tuple, list[Concrete]] = field(default_factory=dict)
-    _specs: dict[tuple, list[tuple[str, tuple[tuple[str, int, int], ...]]]] = field(default_factory=dict)
+    _specs: dict[tuple, list[_Spec]] = field(default_factory=dict)
 
     def emit(self, out: list[Concrete], kind: str, shape: tuple, addrs: tuple, flags: tuple = ()) -> None:
         key = (kind, shape, flags)
-        tpl = self.built.get(key)
-        if tpl is None:
+        specs = self._specs.get(key)
+        if specs is None:
             tpl = getattr(self.target, kind)(*shape, *(_mark(i) for i in range(len(addrs))), *flags)
             self.built[key] = tpl
-            self._specs[key] = _specs(tpl)
-        for name, spec in self._specs[key]:
-            out.append(Concrete(name, tuple((k, v if i < 0 else addrs[i] + v) for k, i, v in spec)))
+            specs = self._specs[key] = _specs(tpl)
+        for name, attrs, subs in specs:
+            if subs:
+                a = list(attrs)
+                for pos, k, i, off in subs:
+                    a[pos] = (k, addrs[i] + off)
+                out.append(Concrete(name, tuple(a)))
+            else:
+                out.append(Concrete(name, attrs))
 
 
 # Address placeholders: a micro-kernel is built once with address i given as (i + 1) * MARK,
@@ -84,15 +108,17 @@ def _mark(i: int) -> int:
     return (i + 1) * _MARK
 
 
-def _specs(tpl: list[Concrete]) -> list[tuple[str, tuple[tuple[str, int, int], ...]]]:
-    """Per instruction of a template: (attribute, address index or -1, offset or value)."""
+# Per instruction of a template: its name, its attributes (addresses as placeholders) and where the
+# addresses go: (attribute position, attribute, address index, offset).
+_Spec = tuple[str, tuple[tuple[str, int], ...], tuple[tuple[int, str, int, int], ...]]
+
+
+def _specs(tpl: list[Concrete]) -> list[_Spec]:
+    """The :data:`_Spec` of each instruction of a template."""
     out = []
     for c in tpl:
-        spec = []
-        for k, v in c.attrs:
-            i, off = divmod(v, _MARK) if v >= _MARK else (0, v)
-            spec.append((k, i - 1, off))
-        out.append((c.name, tuple(spec)))
+        subs = tuple((pos, k, v // _MARK - 1, v % _MARK) for pos, (k, v) in enumerate(c.attrs) if v >= _MARK)
+        out.append((c.name, c.attrs, subs))
     return out
 
 
@@ -114,6 +140,7 @@ class Plan:
     b_view: tuple[int, int]    # the same for B's image rows (ceil(K / b_group) rows of N * b_group bytes)
     consts_at: int
     scratch_at: int
+    panels: int = 1            # A row panels on chip: 2 = the next chunk's loads while this one runs
 
 
 def _align(x: int) -> int:
@@ -147,8 +174,11 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
     room = t.operand_blocks - b_slots
     chunk = min(mt, t.acc_blocks // 2)
     a_resident = room // kt >= 1
+    panels = 1
     if a_resident:
         chunk = min(chunk, room // kt)
+        if t.overlap and mt > chunk and 2 * chunk * kt <= room:
+            panels = 2
     elif room < 2:
         raise TileError(f"the {t.operand_blocks}-block operand buffer cannot hold two A and two B blocks")
     if chunk < 1:
@@ -177,7 +207,27 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
     if end > hbm_size:
         raise TileError(f"the layer's operands and result need {end} bytes of HBM, the description has {hbm_size}")
     return Plan(g, t.block, chunk, b_resident, a_resident, a_at, b_at, bias_at, out_at, end, a_view, b_view,
-                consts_at, scratch_at)
+                consts_at, scratch_at, panels)
+
+
+class _Background:
+    """The steps the pipelined schedule (module doc) places between multiplies: the previous column
+    block's stores and the next chunk's A loads, each in order, at most one of each per multiply."""
+
+    def __init__(self, mk: MicroKernels, out: list[Concrete]) -> None:
+        self.mk, self.out = mk, out
+        self.stores: deque[tuple] = deque()
+        self.loads: deque[tuple] = deque()
+
+    def step(self) -> None:
+        if self.stores:
+            self.mk.emit(self.out, *self.stores.popleft())
+        if self.loads:
+            self.mk.emit(self.out, *self.loads.popleft())
+
+    def flush(self) -> None:
+        while self.stores or self.loads:
+            self.step()
 
 
 def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, MicroKernels]:
@@ -210,16 +260,28 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
         for q, (q0, kk) in enumerate(ks):
             for j, (j0, c) in enumerate(cols):
                 mk.emit(out, "load_b", (kk, c), (b_addr(q0, j0), oa(b_slot(q, j, 0))), (b_pitch,))
+    bg = _Background(mk, out) if t.overlap else None
     use = a_use = 0
-    for c0 in range(0, len(rows), p.chunk):
-        chunk = list(enumerate(rows))[c0:c0 + p.chunk]
-        if p.a_resident:
-            for i, (i0, r) in chunk:
-                for q, (q0, kk) in enumerate(ks):
-                    mk.emit(out, "load_a", (r, kk), (a_src + i0 * a_pitch + q0, oa(b_slots + (i - c0) * kt + q)),
-                            (a_pitch,))
+    col = 0                        # column blocks so far, over all chunks: picks the accumulator half
+    chunks = [list(enumerate(rows))[c0:c0 + p.chunk] for c0 in range(0, len(rows), p.chunk)]
+
+    def a_loads(ci: int) -> list[tuple]:
+        c0 = ci * p.chunk
+        base = b_slots + (ci % p.panels) * p.chunk * kt
+        return [("load_a", (r, kk), (a_src + i0 * a_pitch + q0, oa(base + (i - c0) * kt + q)), (a_pitch,))
+                for i, (i0, r) in chunks[ci] for q, (q0, kk) in enumerate(ks)]
+
+    for ci, chunk in enumerate(chunks):
+        c0 = ci * p.chunk
+        a_base = b_slots + (ci % p.panels) * p.chunk * kt
+        if p.a_resident and (ci == 0 or p.panels == 1):
+            for step in a_loads(ci):
+                mk.emit(out, *step)
         for j, (j0, c) in enumerate(cols):
-            half = (j % 2) * p.chunk
+            half = ((col if t.overlap else j) % 2) * p.chunk
+            col += 1
+            if bg is not None and p.panels == 2 and j == len(cols) - 1 and ci + 1 < len(chunks):
+                bg.loads.extend(a_loads(ci + 1))
             if p.bias_at is not None and t.bias is not None:
                 for i, (i0, r) in chunk:
                     mk.emit(out, "bias", (r, c), (p.bias_at + 4 * j0, aa(half + i - c0)))
@@ -231,16 +293,25 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
                 accumulate = int(q > 0 or (p.bias_at is not None and t.bias is not None))
                 for n_i, (i, (i0, r)) in enumerate(chunk):
                     if p.a_resident:
-                        a_slot = b_slots + (i - c0) * kt + q
+                        a_slot = a_base + (i - c0) * kt + q
                     else:
                         a_slot, a_use = b_slots + a_use % 2, a_use + 1
                         mk.emit(out, "load_a", (r, kk), (a_src + i0 * a_pitch + q0, oa(a_slot)), (a_pitch,))
                     mk.emit(out, "mul", (r, kk, c), (oa(a_slot), oa(bs), aa(half + i - c0)),
                             (accumulate, int(n_i == 0)))
-            for i, (i0, r) in chunk:
-                mk.emit(out, "store", (r, c), (p.out_at + (i0 * g.n + j0) * ob, aa(half + i - c0),
-                                               (p.bias_at or 0) + 4 * j0, p.scratch_at),
-                        (g.n * ob, g.tail, p.bias_at is not None))
+                    if bg is not None and (bg.stores or bg.loads):
+                        bg.step()
+            stores = [("store", (r, c), (p.out_at + (i0 * g.n + j0) * ob, aa(half + i - c0),
+                                          (p.bias_at or 0) + 4 * j0, p.scratch_at),
+                       (g.n * ob, g.tail, p.bias_at is not None)) for i, (i0, r) in chunk]
+            if bg is None:
+                for step in stores:
+                    mk.emit(out, *step)
+            else:
+                bg.flush()
+                bg.stores.extend(stores)
+    if bg is not None:
+        bg.flush()
     s8, s32 = DTYPES["s8"], DTYPES["s32"]
     types = g.param_types or tuple(TensorType(s8, x) for x in ((g.m, g.k), (g.k, g.n)))
     pt = {g.a: types[g.a] if g.param_types else types[0], g.b: types[g.b] if g.param_types else types[1]}

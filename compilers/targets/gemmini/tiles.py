@@ -14,6 +14,11 @@ blocks, the scratchpad and accumulator capacities in blocks, and one micro-kerne
 - ``store``: ``mvout_acc`` with ``acc_scale`` and ReLU (the tail in the store path) or
   ``mvout_acc_raw`` for an int32 result.
 
+``overlap``: each kernel is whole commands on one unit (load, execute or store) and only
+``preload_ws`` leaves state (the array's weights, which no move touches), so the schedule spreads
+stores and the next A panel's loads between multiplies: the load, execute and store units then
+find independent commands inside the command queue.
+
 Each WS block product is at most DIM * 2^14 in magnitude (2^18 at DIM 16), inside the array's
 20-bit range, so the array's wrap never changes a value; sums across blocks are the
 accumulator's wrapping int32 adds.
@@ -71,4 +76,5 @@ def _store(r: int, c: int, dram: int, ac: int, bias_dram: int, scratch: int, str
 TILES = TileOffer(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
                    scale_ok=_scale_ok, layouts=("", ""), one_block_to_act=True, b_group=1, scratch_bytes=0,
                    operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
-                   prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul, store=_store)
+                   prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul,
+                   store=_store, overlap=True)
