@@ -297,9 +297,9 @@ MUTANTS = {
                       "if (e == 8'hFF && f[22:0] != 23'd0) q = 8'h7F;"),
     "shift rounds ties up": ("gemmini_ex.sv", "y      = q + {31'd0, half & (sticky | q[0])};",
                              "y      = q + {31'd0, half};"),
-    "A transpose inverted": ("gemmini_ex.sv", "rd_colw <= cfg_ws ? !cfg_at : cfg_at;",
-                             "rd_colw <= cfg_ws ? cfg_at : !cfg_at;"),
-    "C stride ignored": ("gemmini_ex.sv", "c_ptr   <= c_ptr + 29'(cfg_c_stride);", "c_ptr   <= c_ptr + 29'(1);"),
+    "A transpose inverted": ("gemmini_ex.sv", "r_colw[0] <= cfg_ws ? !cfg_at : cfg_at;",
+                             "r_colw[0] <= cfg_ws ? cfg_at : !cfg_at;"),
+    "C stride ignored": ("gemmini_ex.sv", "29'(d_cstride[in_set]) * 29'(in_row)", "29'(1) * 29'(in_row)"),
     "shift not clamped": ("gemmini_ex.sv", "((cfg_sys_shift > 32'd24) ? 6'd24 : 6'(cfg_sys_shift))",
                           "6'(cfg_sys_shift)"),
     "mvout ReLU missing": ("gemmini_store.sv", "bytes[l*8 +: 8] = (relu && scl_q[l*8 + 7]) ? 8'd0 : scl_q[l*8 +: 8];",
@@ -311,6 +311,19 @@ MUTANTS = {
     "block stride off by one": ("gemmini_load.sv", "prow  <= pblk + bstride;", "prow  <= pblk + bstride + RW'(1);"),
     "zero loads hang": ("gemmini_load.sv", "zero_mode <= rs1 == 64'd0;", "zero_mode <= 1'b0;"),
     "PE keeps 21 bits": ("gemmini_pe.sv", "c_q <= c_q + prod;", "c_q <= c_q + prod + {19'd0, c_q[19] & prod[19]};"),
+    # the decoupled execution: each dependency rule, the stream spacing, the weight double buffer
+    "queue misses read after write": ("gemmini_queue.sv", "hz = raw_sp || ov32(", "hz = ov32("),
+    "queue misses write after read": ("gemmini_queue.sv",
+                                      "for (int p = 0; p < 3; p++) hz = hz | ov32(spr_lo[o][p]",
+                                      "for (int p = 0; p < 0; p++) hz = hz | ov32(spr_lo[o][p]"),
+    "queue misses accumulator writes": ("gemmini_queue.sv",
+                                        "|| ov32(acw_lo[o], acw_hi[o], c_acr_lo[u], c_acr_hi[u])", ""),
+    "computes ignore scratchpad RAW": ("gemmini_queue.sv", "hz = (2'(u) == U_EX) && raw_sp;", "hz = 1'b0;"),
+    "streams too close": ("gemmini_ex.sv", "sl_t[sl_last] >= TW'(DIM - 1)", "sl_t[sl_last] >= TW'(DIM - 2)"),
+    "shadow reloaded early": ("gemmini_ex.sv", "flip_age >= TW'(2 * DIM - 2)", "flip_age >= TW'(DIM - 1)"),
+    "flip not kept": ("gemmini_pe.sv", "else if (ws && f_in)    c_q <= s_q;", ""),
+    "deskew off by one": ("gemmini_ex.sv", "w1_row[j*20 +: 20] = dsk[j][DIM - 2 - j];",
+                          "w1_row[j*20 +: 20] = dsk[j][DIM - 1 - j];"),
 }
 
 

@@ -84,38 +84,39 @@ module gemmini_ex #(
   localparam logic [31:0] GARBAGE = 32'hFFFF_FFFF;
 
   // ---- buffer sets and the command each holds ------------------------------------------------
-  (* mem2reg *) logic [7:0] abuf [NB][DIM*DIM];
-  (* mem2reg *) logic [7:0] xbuf [NB][DIM*DIM];
-  (* mem2reg *) logic [7:0] ybuf [NB][DIM*DIM];
+  // element (i, j) of a set's DIM x DIM buffer at bits [(i*DIM + j)*8 +: 8]
+  (* mem2reg *) logic [DIM*DIM*8-1:0] abuf [NB];
+  (* mem2reg *) logic [DIM*DIM*8-1:0] xbuf [NB];
+  (* mem2reg *) logic [DIM*DIM*8-1:0] ybuf [NB];
   logic [NB-1:0]   set_busy;
-  logic            d_pre [NB];
-  logic            d_ws [NB];
-  logic            d_relu [NB];
-  logic            d_cgarb [NB];
-  logic            d_cacc [NB];
-  logic            d_caccum [NB];
-  logic [15:0]     d_crows [NB];
-  logic [15:0]     d_ccols [NB];
-  logic [28:0]     d_crow0 [NB];
-  logic [15:0]     d_cstride [NB];
-  logic [5:0]      d_shamt [NB];
-  logic [TAGW-1:0] d_tag [NB];
+  (* mem2reg *) logic            d_pre [NB];
+  (* mem2reg *) logic            d_ws [NB];
+  (* mem2reg *) logic            d_relu [NB];
+  (* mem2reg *) logic            d_cgarb [NB];
+  (* mem2reg *) logic            d_cacc [NB];
+  (* mem2reg *) logic            d_caccum [NB];
+  (* mem2reg *) logic [15:0]     d_crows [NB];
+  (* mem2reg *) logic [15:0]     d_ccols [NB];
+  (* mem2reg *) logic [28:0]     d_crow0 [NB];
+  (* mem2reg *) logic [15:0]     d_cstride [NB];
+  (* mem2reg *) logic [5:0]      d_shamt [NB];
+  (* mem2reg *) logic [TAGW-1:0] d_tag [NB];
 
   // ---- READ stage ----------------------------------------------------------------------------
   logic           r_busy;
   logic [1:0]     r_set;
-  logic [15:0]    r_n [3];         // rows per port
-  logic [15:0]    r_cols [3];
-  logic           r_colw [3];
-  logic [SPA-1:0] r_ptr [3];
-  logic [SPA-1:0] r_step [3];
+  (* mem2reg *) logic [15:0]    r_n [3];         // rows per port
+  (* mem2reg *) logic [15:0]    r_cols [3];
+  (* mem2reg *) logic           r_colw [3];
+  (* mem2reg *) logic [SPA-1:0] r_ptr [3];
+  (* mem2reg *) logic [SPA-1:0] r_step [3];
   logic [15:0]    r_i;
   logic           r_lastc;         // this is the READ's last cycle
   logic [2:0]     rd_v;
   logic [CW-1:0]  rd_r;
   logic [1:0]     rd_set;
-  logic           rd_colw [3];
-  logic [15:0]    rd_cols [3];
+  (* mem2reg *) logic           rd_colw [3];
+  (* mem2reg *) logic [15:0]    rd_cols [3];
   logic           r_fin;           // the READ's last rows land this cycle: queue the command
   logic [1:0]     r_fin_set;
   logic [1:0]     free_set;
@@ -136,7 +137,7 @@ module gemmini_ex #(
   assign ready = (!r_busy || r_lastc) && have_free;
 
   // ---- the queue of read commands (their sets), in order -------------------------------------
-  logic [1:0]     pq [NB];
+  (* mem2reg *) logic [1:0]     pq [NB];
   logic [2:0]     pq_n;
   logic [1:0]     h;                // the head command's set
   assign h = pq[0];
@@ -160,33 +161,33 @@ module gemmini_ex #(
   logic [TW-1:0]  it;
   logic [1:0]     os_set;
   // two stream slots (WS streams start >= D cycles apart and last 2D - 1 cycles)
-  logic           sl_v [2];
-  logic [TW-1:0]  sl_t [2];
-  logic [1:0]     sl_set [2];
-  logic           sl_flip [2];
+  (* mem2reg *) logic           sl_v [2];
+  (* mem2reg *) logic [TW-1:0]  sl_t [2];
+  (* mem2reg *) logic [1:0]     sl_set [2];
+  (* mem2reg *) logic           sl_flip [2];
   logic           sl_last;          // the slot of the most recent stream
   logic [TW-1:0]  flip_age;         // cycles since the last preloaded stream started (saturating)
   logic           flip_seen;
-  (* mem2reg *) logic [19:0] rbuf [DIM*DIM];   // OS results
+  logic [DIM*DIM*20-1:0] rbuf;   // OS results, element (i, j) at bits [(i*DIM + j)*20 +: 20]
 
   // ---- write-back token line -----------------------------------------------------------------
-  logic            tk_v [TL];
-  logic            tk_last [TL];
-  logic            tk_wr [TL];
-  logic            tk_os [TL];
-  logic [CW-1:0]   tk_row [TL];
-  logic [28:0]     tk_addr [TL];
-  logic            tk_acc [TL];
-  logic            tk_accum [TL];
-  logic [DIM-1:0]  tk_mask [TL];
-  logic            tk_relu [TL];
-  logic [5:0]      tk_shamt [TL];
-  logic [TAGW-1:0] tk_tag [TL];
+  (* mem2reg *) logic            tk_v [TL];
+  (* mem2reg *) logic            tk_last [TL];
+  (* mem2reg *) logic            tk_wr [TL];
+  (* mem2reg *) logic            tk_os [TL];
+  (* mem2reg *) logic [CW-1:0]   tk_row [TL];
+  (* mem2reg *) logic [28:0]     tk_addr [TL];
+  (* mem2reg *) logic            tk_acc [TL];
+  (* mem2reg *) logic            tk_accum [TL];
+  (* mem2reg *) logic [DIM-1:0]  tk_mask [TL];
+  (* mem2reg *) logic            tk_relu [TL];
+  (* mem2reg *) logic [5:0]      tk_shamt [TL];
+  (* mem2reg *) logic [TAGW-1:0] tk_tag [TL];
   // the token entering this cycle
   logic            in_v, in_last, in_wr, in_os;
   logic [CW-1:0]   in_row;
   logic [1:0]      in_set;
-  logic [19:0]     dsk [DIM][DIM];   // column j delayed D - 1 - j cycles
+  (* mem2reg *) logic [19:0]     dsk [DIM][DIM];   // column j delayed D - 1 - j cycles
   logic            tok_any;
 
   always_comb begin
@@ -210,7 +211,23 @@ module gemmini_ex #(
   logic shadow_ok;
   assign shadow_ok = !flip_seen || flip_age >= TW'(2 * DIM - 2);
 
+  function automatic logic [19:0] sx8(input logic [7:0] v);
+    sx8 = {{12{v[7]}}, v};
+  endfunction
+
   // ---- mesh feeds ----------------------------------------------------------------------------
+  // the buffers each feed reads: the stream slots' sets, the OS / LOAD command's set
+  logic [DIM*DIM*8-1:0] fa [2], fy [2], oa, oy, hx;
+  always_comb begin
+    for (int s = 0; s < 2; s++) begin
+      fa[s] = abuf[sl_set[s]];
+      fy[s] = ybuf[sl_set[s]];
+    end
+    oa = abuf[os_set];
+    oy = ybuf[os_set];
+    hx = xbuf[h];
+  end
+
   always_comb begin
     feed_a   = '0;
     feed_f   = '0;
@@ -224,10 +241,12 @@ module gemmini_ex #(
     for (int s = 0; s < 2; s++) begin
       if (sl_v[s]) begin
         for (int q = 0; q < DIM; q++) begin
-          if (sl_t[s] >= TW'(q) && sl_t[s] < TW'(q + DIM)) begin
-            feed_a[q*8 +: 8]   = abuf[sl_set[s]][q*DIM + 32'(sl_t[s]) - q];
-            feed_v[q*20 +: 20] = {{12{ybuf[sl_set[s]][(32'(sl_t[s]) - q)*DIM + q][7]}},
-                                  ybuf[sl_set[s]][(32'(sl_t[s]) - q)*DIM + q]};
+          for (int l = 0; l < DIM; l++) begin
+            if (sl_t[s] == TW'(q + l)) begin
+              feed_a[q*8 +: 8]   = fa[s][(q*DIM + l)*8 +: 8];
+              // column q, element (l, q) of the rs2 operand enters at cycle l + q
+              feed_v[q*20 +: 20] = sx8(fy[s][(l*DIM + q)*8 +: 8]);
+            end
           end
           if (sl_flip[s] && sl_t[s] == TW'(q)) feed_f[q] = 1'b1;
         end
@@ -235,16 +254,22 @@ module gemmini_ex #(
     end
     if (ist == I_OSTREAM) begin
       for (int q = 0; q < DIM; q++) begin
-        if (it >= TW'(q) && it < TW'(q + DIM)) begin
-          feed_a[q*8 +: 8]   = abuf[os_set][q*DIM + 32'(it) - q];
-          feed_v[q*20 +: 20] = {{12{ybuf[os_set][(32'(it) - q)*DIM + q][7]}}, ybuf[os_set][(32'(it) - q)*DIM + q]};
+        for (int l = 0; l < DIM; l++) begin
+          if (it == TW'(q + l)) begin
+            feed_a[q*8 +: 8]   = oa[(q*DIM + l)*8 +: 8];
+            feed_v[q*20 +: 20] = sx8(oy[(l*DIM + q)*8 +: 8]);
+          end
         end
       end
     end
     // LOAD: shift s brings row D-1-s of the preload matrix in at the top
     if (ist == I_SLOAD || ist == I_CLOAD) begin
-      for (int j = 0; j < DIM; j++) begin
-        feed_s[j*20 +: 20] = {{12{xbuf[h][(DIM - 1 - 32'(it))*DIM + j][7]}}, xbuf[h][(DIM - 1 - 32'(it))*DIM + j]};
+      for (int x = 0; x < DIM; x++) begin
+        if (it == TW'(DIM - 1 - x)) begin
+          for (int j = 0; j < DIM; j++) begin
+            feed_s[j*20 +: 20] = sx8(hx[(x*DIM + j)*8 +: 8]);
+          end
+        end
       end
       feed_c = feed_s;
     end
@@ -262,9 +287,15 @@ module gemmini_ex #(
 
   always_comb begin
     for (int j = 0; j < DIM; j++) begin
-      if (tk_os[TX]) w1_row[j*20 +: 20] = rbuf[32'(tk_row[TX])*DIM + j];
-      else if (j == DIM - 1) w1_row[j*20 +: 20] = out_v[j*20 +: 20];
-      else w1_row[j*20 +: 20] = dsk[j][DIM - 2 - j];
+      if (j == DIM - 1) w1_row[j*20 +: 20] = out_v[j*20 +: 20];
+      else              w1_row[j*20 +: 20] = dsk[j][DIM - 2 - j];
+    end
+    if (tk_os[TX]) begin
+      for (int x = 0; x < DIM; x++) begin
+        for (int j = 0; j < DIM; j++) begin
+          if (tk_row[TX] == CW'(x)) w1_row[j*20 +: 20] = rbuf[(x*DIM + j)*20 +: 20];
+        end
+      end
     end
     for (int l = 0; l < DIM; l++) begin
       old_row[l*32 +: 32] = (fwd_v && fwd_addr == ACA'(tk_addr[TX]) && fwd_mask[l]) ? fwd_data[l*32 +: 32]
@@ -294,6 +325,27 @@ module gemmini_ex #(
   function automatic logic [7:0] lane(input int p, input int x);
     lane = (x < 32'(rd_cols[p])) ? sp_rdata[p*DIM*8 + x*8 +: 8] : 8'd0;
   endfunction
+
+  // a buffer set after port p's row lands: row rd_r of the buffer, or (transposed) its column
+  // rd_r, holds lane x of the read row
+  logic [DIM*DIM*8-1:0] wr_word [3];
+  always_comb begin
+    logic [DIM*DIM*8-1:0] cur;
+    for (int p = 0; p < 3; p++) begin
+      case (p)
+        0:       cur = abuf[rd_set];
+        1:       cur = xbuf[rd_set];
+        default: cur = ybuf[rd_set];
+      endcase
+      for (int i = 0; i < DIM; i++) begin
+        for (int j = 0; j < DIM; j++) begin
+          if ((!rd_colw[p] && rd_r == CW'(i)) || (rd_colw[p] && rd_r == CW'(j)))
+            cur[(i*DIM + j)*8 +: 8] = lane(p, rd_colw[p] ? i : j);
+        end
+      end
+      wr_word[p] = cur;
+    end
+  end
 
   // ---- memory ports --------------------------------------------------------------------------
   always_comb begin
@@ -376,21 +428,9 @@ module gemmini_ex #(
           r_fin_set <= r_set;
         end
       end
-      for (int p = 0; p < 3; p++) begin
-        if (rd_v[p]) begin
-          // row rd_r of the buffer, or (transposed) its column rd_r; lane x of the read row
-          for (int x = 0; x < DIM; x++) begin
-            case (p)
-              0:       if (rd_colw[p]) abuf[rd_set][x*DIM + 32'(rd_r)] <= lane(p, x);
-                       else            abuf[rd_set][32'(rd_r)*DIM + x] <= lane(p, x);
-              1:       if (rd_colw[p]) xbuf[rd_set][x*DIM + 32'(rd_r)] <= lane(p, x);
-                       else            xbuf[rd_set][32'(rd_r)*DIM + x] <= lane(p, x);
-              default: if (rd_colw[p]) ybuf[rd_set][x*DIM + 32'(rd_r)] <= lane(p, x);
-                       else            ybuf[rd_set][32'(rd_r)*DIM + x] <= lane(p, x);
-            endcase
-          end
-        end
-      end
+      if (rd_v[0]) abuf[rd_set] <= wr_word[0];
+      if (rd_v[1]) xbuf[rd_set] <= wr_word[1];
+      if (rd_v[2]) ybuf[rd_set] <= wr_word[2];
 
       // -- accept a command: decode its words, take a buffer set, start its READ
       if (start) begin
@@ -426,11 +466,9 @@ module gemmini_ex #(
         r_step[0] <= SPA'(cfg_a_stride);
         r_step[1] <= SPA'(1);
         r_step[2] <= SPA'(1);
-        for (int k = 0; k < DIM*DIM; k++) begin
-          abuf[free_set][k] <= '0;
-          xbuf[free_set][k] <= '0;
-          ybuf[free_set][k] <= '0;
-        end
+        abuf[free_set] <= '0;
+        xbuf[free_set] <= '0;
+        ybuf[free_set] <= '0;
       end
 
       // -- stream slots advance; a slot ends after 2D - 1 cycles and frees its set
@@ -500,7 +538,7 @@ module gemmini_ex #(
         I_DRAIN: begin
           for (int x = 0; x < DIM; x++) begin
             for (int j = 0; j < DIM; j++) begin
-              if (it == TW'(DIM - 1 - x)) rbuf[x*DIM + j] <= out_c[j*20 +: 20];
+              if (it == TW'(DIM - 1 - x)) rbuf[(x*DIM + j)*20 +: 20] <= out_c[j*20 +: 20];
             end
           end
           if (it == TW'(DIM - 1)) begin it <= '0; ist <= I_OSWB; end

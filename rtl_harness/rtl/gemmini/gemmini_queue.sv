@@ -75,17 +75,17 @@ module gemmini_queue #(
   localparam logic [1:0]  U_LD = 2'd1, U_ST = 2'd2, U_EX = 2'd3;
 
   // ---- entries -------------------------------------------------------------------------------
-  logic            e_v [Q];
-  logic [1:0]      e_unit [Q];
-  logic            e_iss [Q];
-  logic            e_done [Q];
-  logic [63:0]     e_rs1 [Q], e_rs2 [Q], e_x [Q], e_c [Q];
-  logic [191:0]    e_cfg [Q];
+  (* mem2reg *) logic            e_v [Q];
+  (* mem2reg *) logic [1:0]      e_unit [Q];
+  (* mem2reg *) logic            e_iss [Q];
+  (* mem2reg *) logic            e_done [Q];
+  (* mem2reg *) logic [63:0]     e_rs1 [Q], e_rs2 [Q], e_x [Q], e_c [Q];
+  (* mem2reg *) logic [191:0]    e_cfg [Q];
   // ranges: three scratchpad reads (COMPUTE: A, preload, rs2; MVOUT: 0), one scratchpad write,
   // accumulator read / write, DRAM read / write
-  logic [31:0]     spr_lo [Q][3], spr_hi [Q][3], spw_lo [Q], spw_hi [Q];
-  logic [31:0]     acr_lo [Q], acr_hi [Q], acw_lo [Q], acw_hi [Q];
-  logic [63:0]     drr_lo [Q], drr_hi [Q], drw_lo [Q], drw_hi [Q];
+  (* mem2reg *) logic [31:0]     spr_lo [Q][3], spr_hi [Q][3], spw_lo [Q], spw_hi [Q];
+  (* mem2reg *) logic [31:0]     acr_lo [Q], acr_hi [Q], acw_lo [Q], acw_hi [Q];
+  (* mem2reg *) logic [63:0]     drr_lo [Q], drr_hi [Q], drw_lo [Q], drw_hi [Q];
 
   logic [TAGW-1:0] head, tail, ld_cur, st_cur;
   logic [TAGW:0]   count;
@@ -119,6 +119,7 @@ module gemmini_queue #(
     logic         is_acc, accum, eb4;
     logic [63:0]  lspan;
     logic [127:0] dspan;
+    eb4 = 1'b0;  lspan = '0;  dspan = '0;  a_rows = '0;  x_rows = '0;  y_rows = '0;  c_rows = '0;
     for (int p = 0; p < 3; p++) n_spr[p] = '0;
     n_spw = '0;  n_acr = '0;  n_acw = '0;  n_drr = '0;  n_drw = '0;
     rows   = enq_rs2[63:48];
@@ -183,47 +184,58 @@ module gemmini_queue #(
     ov64 = alo < bhi && blo < ahi;
   endfunction
 
-  // does older entry o keep entry e from starting?
-  function automatic logic hazard(input int o, input int e);
-    logic raw_sp;
-    raw_sp = 1'b0;
-    for (int p = 0; p < 3; p++) raw_sp = raw_sp | ov32(spw_lo[o], spw_hi[o], spr_lo[e][p], spr_hi[e][p]);
-    if (e_unit[o] == e_unit[e]) begin
-      hazard = (e_unit[e] == U_EX) && raw_sp;
-    end else begin
-      hazard = raw_sp || ov32(spw_lo[o], spw_hi[o], spw_lo[e], spw_hi[e])
-            || ov32(acw_lo[o], acw_hi[o], acr_lo[e], acr_hi[e]) || ov32(acw_lo[o], acw_hi[o], acw_lo[e], acw_hi[e])
-            || ov32(acr_lo[o], acr_hi[o], acw_lo[e], acw_hi[e])
-            || ov64(drw_lo[o], drw_hi[o], drr_lo[e], drr_hi[e]) || ov64(drw_lo[o], drw_hi[o], drw_lo[e], drw_hi[e])
-            || ov64(drr_lo[o], drr_hi[o], drw_lo[e], drw_hi[e]);
-      for (int p = 0; p < 3; p++) hazard = hazard | ov32(spr_lo[o][p], spr_hi[o][p], spw_lo[e], spw_hi[e]);
-    end
-  endfunction
+  // the candidates' ranges
+  logic [31:0] c_spr_lo [4][3], c_spr_hi [4][3], c_spw_lo [4], c_spw_hi [4];
+  logic [31:0] c_acr_lo [4], c_acr_hi [4], c_acw_lo [4], c_acw_hi [4];
+  logic [63:0] c_drr_lo [4], c_drr_hi [4], c_drw_lo [4], c_drw_hi [4];
 
-  // the oldest waiting entry of each unit, and whether an older unfinished entry blocks it
-  logic            found [4];
-  logic [TAGW-1:0] cand [4];
-  logic [TAGW:0]   cand_k [4];
-  logic            blocked [4];
+  // the oldest waiting entry of each unit (age = position after the head), and whether an older
+  // unfinished entry blocks it
+  (* mem2reg *) logic            found [4];
+  (* mem2reg *) logic [TAGW-1:0] cand [4];
+  (* mem2reg *) logic [TAGW:0]   cand_k [4];
+  (* mem2reg *) logic            blocked [4];
+  // an older entry o keeps the candidate of unit u (its ranges muxed into c_*) from starting
+  // when it writes what the candidate reads or writes, or reads what it writes
   always_comb begin
-    logic [TAGW-1:0] pos;
-    pos = '0;
-    for (int u = 1; u < 4; u++) begin
-      found[u] = 1'b0;  cand[u] = '0;  cand_k[u] = '0;  blocked[u] = 1'b0;
-      for (int k = 0; k < Q; k++) begin
-        pos = head + TAGW'(k);
-        if (!found[u] && (TAGW+1)'(k) < count && e_unit[pos] == 2'(u) && !e_iss[pos]) begin
-          found[u] = 1'b1;  cand[u] = pos;  cand_k[u] = (TAGW+1)'(k);
+    logic [TAGW-1:0] age;
+    logic            raw_sp, hz;
+    age = '0;
+    raw_sp = 1'b0;
+    hz = 1'b0;
+    for (int u = 0; u < 4; u++) begin
+      found[u] = 1'b0;  cand[u] = '0;  cand_k[u] = (TAGW+1)'(Q);  blocked[u] = 1'b0;
+      for (int o = 0; o < Q; o++) begin
+        age = TAGW'(o) - head;
+        if (u != 0 && e_v[o] && e_unit[o] == 2'(u) && !e_iss[o] && (TAGW+1)'(age) < cand_k[u]) begin
+          found[u] = 1'b1;  cand[u] = TAGW'(o);  cand_k[u] = (TAGW+1)'(age);
         end
       end
-      if (found[u]) begin
-        for (int k = 0; k < Q; k++) begin
-          pos = head + TAGW'(k);
-          if ((TAGW+1)'(k) < cand_k[u] && !e_done[pos] && hazard(int'(pos), int'(cand[u]))) blocked[u] = 1'b1;
+      for (int p = 0; p < 3; p++) begin
+        c_spr_lo[u][p] = spr_lo[cand[u]][p];  c_spr_hi[u][p] = spr_hi[cand[u]][p];
+      end
+      c_spw_lo[u] = spw_lo[cand[u]];  c_spw_hi[u] = spw_hi[cand[u]];
+      c_acr_lo[u] = acr_lo[cand[u]];  c_acr_hi[u] = acr_hi[cand[u]];
+      c_acw_lo[u] = acw_lo[cand[u]];  c_acw_hi[u] = acw_hi[cand[u]];
+      c_drr_lo[u] = drr_lo[cand[u]];  c_drr_hi[u] = drr_hi[cand[u]];
+      c_drw_lo[u] = drw_lo[cand[u]];  c_drw_hi[u] = drw_hi[cand[u]];
+      for (int o = 0; o < Q; o++) begin
+        age = TAGW'(o) - head;
+        raw_sp = 1'b0;
+        for (int p = 0; p < 3; p++) raw_sp = raw_sp | ov32(spw_lo[o], spw_hi[o], c_spr_lo[u][p], c_spr_hi[u][p]);
+        if (e_unit[o] == 2'(u)) begin
+          hz = (2'(u) == U_EX) && raw_sp;
+        end else begin
+          hz = raw_sp || ov32(spw_lo[o], spw_hi[o], c_spw_lo[u], c_spw_hi[u])
+            || ov32(acw_lo[o], acw_hi[o], c_acr_lo[u], c_acr_hi[u]) || ov32(acw_lo[o], acw_hi[o], c_acw_lo[u], c_acw_hi[u])
+            || ov32(acr_lo[o], acr_hi[o], c_acw_lo[u], c_acw_hi[u])
+            || ov64(drw_lo[o], drw_hi[o], c_drr_lo[u], c_drr_hi[u]) || ov64(drw_lo[o], drw_hi[o], c_drw_lo[u], c_drw_hi[u])
+            || ov64(drr_lo[o], drr_hi[o], c_drw_lo[u], c_drw_hi[u]);
+          for (int p = 0; p < 3; p++) hz = hz | ov32(spr_lo[o][p], spr_hi[o][p], c_spw_lo[u], c_spw_hi[u]);
         end
+        if (found[u] && e_v[o] && !e_done[o] && (TAGW+1)'(age) < cand_k[u] && hz) blocked[u] = 1'b1;
       end
     end
-    cand[0] = '0;  found[0] = 1'b0;  cand_k[0] = '0;  blocked[0] = 1'b0;
   end
 
   assign ld_go  = found[U_LD] && !blocked[U_LD] && ld_free;
