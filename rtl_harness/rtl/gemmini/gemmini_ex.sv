@@ -217,7 +217,8 @@ module gemmini_ex #(
 
   // ---- mesh feeds ----------------------------------------------------------------------------
   // the buffers each feed reads: the stream slots' sets, the OS / LOAD command's set
-  logic [DIM*DIM*8-1:0] fa [2], fy [2], oa, oy, hx;
+  (* mem2reg *) logic [DIM*DIM*8-1:0] fa [2], fy [2];
+  logic [DIM*DIM*8-1:0] oa, oy, hx;
   always_comb begin
     for (int s = 0; s < 2; s++) begin
       fa[s] = abuf[sl_set[s]];
@@ -328,7 +329,7 @@ module gemmini_ex #(
 
   // a buffer set after port p's row lands: row rd_r of the buffer, or (transposed) its column
   // rd_r, holds lane x of the read row
-  logic [DIM*DIM*8-1:0] wr_word [3];
+  (* mem2reg *) logic [DIM*DIM*8-1:0] wr_word [3];
   always_comb begin
     logic [DIM*DIM*8-1:0] cur;
     for (int p = 0; p < 3; p++) begin

@@ -112,7 +112,8 @@ module gemmini_queue #(
     else                          drange = {e[63:0], base};
   endfunction
 
-  logic [63:0]  n_spr [3], n_spw, n_acr, n_acw;   // {hi, lo}
+  (* mem2reg *) logic [63:0]  n_spr [3];   // {hi, lo}
+  logic [63:0]  n_spw, n_acr, n_acw;
   logic [127:0] n_drr, n_drw;
   always_comb begin
     logic [15:0]  rows, cols, nb, a_rows, x_rows, y_rows, c_rows;
@@ -185,9 +186,9 @@ module gemmini_queue #(
   endfunction
 
   // the candidates' ranges
-  logic [31:0] c_spr_lo [4][3], c_spr_hi [4][3], c_spw_lo [4], c_spw_hi [4];
-  logic [31:0] c_acr_lo [4], c_acr_hi [4], c_acw_lo [4], c_acw_hi [4];
-  logic [63:0] c_drr_lo [4], c_drr_hi [4], c_drw_lo [4], c_drw_hi [4];
+  (* mem2reg *) logic [31:0] c_spr_lo [4][3], c_spr_hi [4][3], c_spw_lo [4], c_spw_hi [4];
+  (* mem2reg *) logic [31:0] c_acr_lo [4], c_acr_hi [4], c_acw_lo [4], c_acw_hi [4];
+  (* mem2reg *) logic [63:0] c_drr_lo [4], c_drr_hi [4], c_drw_lo [4], c_drw_hi [4];
 
   // the oldest waiting entry of each unit (age = position after the head), and whether an older
   // unfinished entry blocks it

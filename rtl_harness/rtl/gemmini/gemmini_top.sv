@@ -125,8 +125,9 @@ module gemmini_top #(
   logic [TAGW-1:0] ld_tag, st_tag, ex_tag;
   logic            ld_done, st_done, ex_done_a, ex_done_b, ex_ready, ex_empty;
   logic [TAGW-1:0] ex_done_a_tag, ex_done_b_tag;
-  logic [63:0]     go_rs1 [3], go_rs2 [3], go_x, go_c;
-  logic [191:0]    go_cfg [3];
+  (* mem2reg *) logic [63:0] go_rs1 [3], go_rs2 [3];
+  logic [63:0]     go_x, go_c;
+  (* mem2reg *) logic [191:0] go_cfg [3];
   logic            ld_busy, st_busy;
 
   always_comb begin
