@@ -1,0 +1,69 @@
+"""The numeric contract of a tiled program whose float sum is not the reference's order.
+
+What belongs here: :class:`Contract` and :func:`numeric_contract`. Every tiled integer program
+equals the reference bit for bit; a tiled f32 layer of bf16 operands (:mod:`.gemm_bf16`) sums in
+the order the target's instruction does (AMX: two FMA chains per 32-element block), which the
+target's offer states as ``blocked_sum`` (the program's result, bit for bit) and ``sum_bound`` (its
+declared distance to the reference's f32 chain, a :class:`semantics.compare.Bound`). A checker asks
+here whether a graph compiled for a target carries such a contract, then compares the program's
+outputs with the model bit for bit and with the reference within the bound
+(:func:`accv.check.check_program`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from semantics.ir import Graph
+
+from .gemm import Gemm
+from .gemm_bf16 import recognize_bf16
+
+__all__ = ["Contract", "numeric_contract"]
+
+
+@dataclass(frozen=True)
+class Contract:
+    """``model(inputs)``: the program's outputs bit for bit; ``bounds(inputs)``: one
+    :class:`semantics.compare.Bound` per output against the reference; ``what``: the model in words."""
+
+    gemm: Gemm
+    what: str
+    model: Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+    bounds: Callable[[Sequence[np.ndarray]], list[object]]
+    #: backends whose NaN bits the model states (the simulator runs the description, whose NaNs
+    #: follow the dialect); on the others a NaN matches any NaN (which NaN the hardware's
+    #: TDPBF16PS returns is not modelled: the amx description's docstring)
+    nan_bits: tuple[str, ...] = ("sim",)
+
+
+def numeric_contract(graph: Graph, target: str) -> Contract | None:
+    """The contract of ``graph``'s tiled program for ``target``, or None where the program is held
+    to the reference bit for bit (every other kernel)."""
+    from ..targets import TARGETS, target_package
+
+    if target not in TARGETS:
+        return None
+    make = target_package(target).tiles
+    if make is None:
+        return None
+    offer = make()
+    for_dtype = getattr(offer, "for_dtype", None)
+    g = recognize_bf16(graph)
+    if g is None or for_dtype is None:
+        return None
+    t = for_dtype(g.dtype)
+    if t is None or t.blocked_sum is None or t.sum_bound is None:
+        return None
+    model, bound = t.blocked_sum, t.sum_bound
+
+    def run(xs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return [np.asarray(model(xs[g.a], xs[g.b]))]
+
+    def bounds(xs: Sequence[np.ndarray]) -> list[object]:
+        return [bound(xs[g.a], xs[g.b], None)]
+
+    return Contract(g, f"the {target} blocked bf16 sum ({model.__module__}.{model.__name__})", run, bounds)
