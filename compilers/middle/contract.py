@@ -27,17 +27,18 @@ __all__ = ["Contract", "numeric_contract"]
 
 @dataclass(frozen=True)
 class Contract:
-    """``model(inputs)``: the program's outputs bit for bit; ``bounds(inputs)``: one
+    """``model(inputs)``: the program's outputs bit for bit (NaN positions exactly, which NaN only on
+    the ``nan_bits`` backends); ``bounds(inputs)``: one
     :class:`semantics.compare.Bound` per output against the reference; ``what``: the model in words."""
 
     gemm: Gemm
     what: str
     model: Callable[[Sequence[np.ndarray]], list[np.ndarray]]
     bounds: Callable[[Sequence[np.ndarray]], list[object]]
-    #: backends whose NaN bits the model states (the simulator runs the description, whose NaNs
-    #: follow the dialect); on the others a NaN matches any NaN (which NaN the hardware's
-    #: TDPBF16PS returns is not modelled: the amx description's docstring)
-    nan_bits: tuple[str, ...] = ("sim",)
+    #: backends whose NaN bits the model states; on the others (all, for AMX) a NaN matches any NaN:
+    #: which NaN an add of two NaNs returns is open in the dialect (the reference's numpy loops pick
+    #: by position) and the hardware's TDPBF16PS NaNs are not modelled (the amx description)
+    nan_bits: tuple[str, ...] = ()
 
 
 def numeric_contract(graph: Graph, target: str) -> Contract | None:

@@ -11,9 +11,11 @@ TDPBF16PS runs two f32 FMA chains from +0.0, ``even`` over the block's 16 even p
 (k = 32q, 32q + 2, ...) and ``odd`` over the 16 odd ones, in increasing k, then
 ``C = C + (even + odd)``. Every step rounds once to nearest even, reads subnormals as zero and
 flushes results below 2^-126 (tininess before rounding) to a zero of their sign: the operations
-are the reference's own (``semantics.ops.contraction._fma_f32``, the interpreter's f32 ``add``),
-so NaN bits follow the dialect as the simulator's do (the hardware and the emulation keep other
-NaN bits: there a NaN matches any NaN, the target's docstring).
+are the reference's own (``semantics.ops.contraction._fma_f32``, the interpreter's f32 ``add``).
+Bit for bit means every non-NaN bit and every NaN position; which NaN comes out is not part of the
+model: an add of two NaNs (even + odd, C + t) returns either one in the dialect (the reference's
+numpy loops pick by the element's position) and the hardware's TDPBF16PS NaNs are not modelled
+(the amx description's docstring), so a NaN matches any NaN, as every AMX check does.
 
 **Why the zero padding computes the same sum.** A padded position has +0.0 in both A and B
 (``pack`` zero-fills whole blocks; the pair layout pads K to even with zero bytes), so its product
@@ -101,8 +103,8 @@ def sum_bound(a: np.ndarray, b: np.ndarray, ref: np.ndarray | None = None) -> Bo
     """The declared bound (module doc) of the blocked sum of ``a``, ``b`` against the reference's
     dot, per output element (``ref`` is not needed: the bound depends on the operands only)."""
     k = a.shape[1]
-    A, B = np.abs(_f32(a).astype(np.float64)), np.abs(_f32(b).astype(np.float64))
     with np.errstate(all="ignore"):
+        A, B = np.abs(_f32(a).astype(np.float64)), np.abs(_f32(b).astype(np.float64))
         s_fin = np.matmul(np.where(np.isfinite(A), A, 0.0), np.where(np.isfinite(B), B, 0.0))
         coef, absolute, grow = bound_terms(k)
         tol = coef * s_fin + absolute
