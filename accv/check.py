@@ -5,7 +5,7 @@ numeric contract). A mismatch is a compiler bug: it writes a reproducer folder (
 inputs, the program, both outputs and a README with the first differing element).
 
 The one exception is a tiled program whose float sum has the target instruction's order, not the
-reference's (:func:`compilers.middle.contract.numeric_contract`: AMX's f32 layers of bf16
+reference's (:func:`compilers.middle.contract.tiled_contract`: AMX's f32 layers of bf16
 operands). Its outputs must equal the contract's model bit for bit (NaN bits only on the backends
 the model states them for) and the reference within the contract's declared
 :class:`semantics.compare.Bound` (NaN where the reference has NaN); :attr:`CheckResult.contract`
@@ -47,7 +47,7 @@ from .backends import get_backend
 from .npyio import save_output
 
 if TYPE_CHECKING:
-    from compilers.middle.contract import Contract
+    from compilers.middle.contract import TiledContract
 
 __all__ = ["CheckResult", "SetReport", "check_program", "backend_cost", "rtl_cost"]
 
@@ -89,10 +89,10 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
     """Run the given input sets ``inputs`` (one array per parameter each; a regression file's
     ``// accv: inputs``), then ``n`` drawn ones (module docstring; seeds ``seed``.. ``seed+n-1``) on
     ``backend`` (default the functional simulator); ``cycles`` is the last run's cycle count."""
-    from compilers.middle.contract import numeric_contract
+    from compilers.middle.contract import tiled_contract
 
     backend = backend or get_backend(acc, "sim")
-    contract = numeric_contract(graph, acc.name)
+    contract = tiled_contract(graph, acc.name)
     cycles: int | None = 0
     reports: list[SetReport] = []
     given = [(list(xs), f"given input set {k}") for k, xs in enumerate(inputs)]
@@ -141,7 +141,7 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
                        contract.what if contract else "")
 
 
-def _contract_check(contract: Contract, backend: str, xs: Sequence[np.ndarray], ref: list[np.ndarray],
+def _contract_check(contract: TiledContract, backend: str, xs: Sequence[np.ndarray], ref: list[np.ndarray],
                     got: list[np.ndarray], report: SetReport) -> str | None:
     """None when ``got`` equals the contract's model bit for bit and the reference within its
     bound (module doc; the distance is appended to ``report``), else what differs."""

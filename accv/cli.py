@@ -212,8 +212,8 @@ def _run_check(args: argparse.Namespace, g, acc, prog, out: Path, backend_name: 
     what = "check DEGENERATE" if chk.degenerate else "check"
     if chk.contract:
         print(f"  {what}: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal "
-              f"{chk.contract} bit for bit and the reference within its declared bound (not bit for bit: the "
-              f"sum's order is the instruction's){cyc}; {informative} of {chk.runs} informative")
+              f"{chk.contract} bit for bit (a NaN matches any NaN) and the reference within its declared bound "
+              f"(not bit for bit: the sum's order is the instruction's){cyc}; {informative} of {chk.runs} informative")
     else:
         print(f"  {what}: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal the "
               f"reference bit for bit{cyc}; {informative} of {chk.runs} informative")

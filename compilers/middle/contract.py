@@ -1,6 +1,9 @@
 """The numeric contract of a tiled program whose float sum is not the reference's order.
 
-What belongs here: :class:`Contract` and :func:`numeric_contract`. Every tiled integer program
+What belongs here: :class:`TiledContract` and :func:`tiled_contract`. This is a contract of a
+whole program against the HLO kernel, not an instruction's :class:`compilers.isa.NumericContract`
+(how a backend may differ from an instruction's semantics): ``tdpbf16ps`` stays exact against its
+semantics; it is the composition of blocks that sums in another order. Every tiled integer program
 equals the reference bit for bit; a tiled f32 layer of bf16 operands (:mod:`.gemm_bf16`) sums in
 the order the target's instruction does (AMX: two FMA chains per 32-element block), which the
 target's offer states as ``blocked_sum`` (the program's result, bit for bit) and ``sum_bound`` (its
@@ -22,11 +25,11 @@ from semantics.ir import Graph
 from .gemm import Gemm
 from .gemm_bf16 import recognize_bf16
 
-__all__ = ["Contract", "numeric_contract"]
+__all__ = ["TiledContract", "tiled_contract"]
 
 
 @dataclass(frozen=True)
-class Contract:
+class TiledContract:
     """``model(inputs)``: the program's outputs bit for bit (NaN positions exactly, which NaN only on
     the ``nan_bits`` backends); ``bounds(inputs)``: one
     :class:`semantics.compare.Bound` per output against the reference; ``what``: the model in words."""
@@ -41,7 +44,7 @@ class Contract:
     nan_bits: tuple[str, ...] = ()
 
 
-def numeric_contract(graph: Graph, target: str) -> Contract | None:
+def tiled_contract(graph: Graph, target: str) -> TiledContract | None:
     """The contract of ``graph``'s tiled program for ``target``, or None where the program is held
     to the reference bit for bit (every other kernel)."""
     from ..targets import TARGETS, target_package
@@ -67,4 +70,4 @@ def numeric_contract(graph: Graph, target: str) -> Contract | None:
     def bounds(xs: Sequence[np.ndarray]) -> list[object]:
         return [bound(xs[g.a], xs[g.b], None)]
 
-    return Contract(g, f"the {target} blocked bf16 sum ({model.__module__}.{model.__name__})", run, bounds)
+    return TiledContract(g, f"the {target} blocked bf16 sum ({model.__module__}.{model.__name__})", run, bounds)
