@@ -1,9 +1,15 @@
 """Every compilation is checked: :func:`check_program` runs the program on a backend (default the
 target's functional simulator; any of :mod:`accv.backends`) for input sets and compares with the
 reference interpreter, bit for bit (every instruction of the three targets declares an exact
-numeric contract; a bounded one would be applied here). A mismatch is a compiler bug: it writes a
-reproducer folder (the kernel, the inputs, the program, both outputs and a README with the first
-differing element).
+numeric contract). A mismatch is a compiler bug: it writes a reproducer folder (the kernel, the
+inputs, the program, both outputs and a README with the first differing element).
+
+The one exception is a tiled program whose float sum has the target instruction's order, not the
+reference's (:func:`compilers.middle.contract.tiled_contract`: AMX's f32 layers of bf16
+operands). Its outputs must equal the contract's model bit for bit (NaN bits only on the backends
+the model states them for) and the reference within the contract's declared
+:class:`semantics.compare.Bound` (NaN where the reference has NaN); :attr:`CheckResult.contract`
+names the model and each set's report gives the distance to the reference.
 
 The input sets are :func:`semantics.informative.check_sets`: set ``i`` is ``scaled`` (values
 scaled by the kernel's contraction length so outputs are finite and varied), ``edges`` (NaN, inf,
@@ -24,6 +30,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +45,9 @@ from compilers.program import Program, print_asm
 
 from .backends import get_backend
 from .npyio import save_output
+
+if TYPE_CHECKING:
+    from compilers.middle.contract import TiledContract
 
 __all__ = ["CheckResult", "SetReport", "check_program", "backend_cost", "rtl_cost"]
 
@@ -65,6 +75,7 @@ class CheckResult:
     cycles: int | None = 0
     backend: str = "sim"
     sets: list[SetReport] = field(default_factory=list)
+    contract: str = ""      # the model the outputs equal bit for bit, where not the reference (module doc)
 
     @property
     def degenerate(self) -> bool:
@@ -78,7 +89,10 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
     """Run the given input sets ``inputs`` (one array per parameter each; a regression file's
     ``// accv: inputs``), then ``n`` drawn ones (module docstring; seeds ``seed``.. ``seed+n-1``) on
     ``backend`` (default the functional simulator); ``cycles`` is the last run's cycle count."""
+    from compilers.middle.contract import tiled_contract
+
     backend = backend or get_backend(acc, "sim")
+    contract = tiled_contract(graph, acc.name)
     cycles: int | None = 0
     reports: list[SetReport] = []
     given = [(list(xs), f"given input set {k}") for k, xs in enumerate(inputs)]
@@ -92,10 +106,16 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
         reports.append(SetReport(kind, sseed, *describe(ref)))
         res = backend.run(program, xs)
         cycles = res.cycles
-        cmp = compare(ref, res.outputs)
-        if cmp.ok:
-            continue
-        why = cmp.message or str(cmp.first or cmp.first_nan)
+        if contract is not None:
+            why = _contract_check(contract, backend.name, xs, ref, [np.asarray(o) for o in res.outputs],
+                                  reports[-1])
+            if why is None:
+                continue
+        else:
+            cmp = compare(ref, res.outputs)
+            if cmp.ok:
+                continue
+            why = cmp.message or str(cmp.first or cmp.first_nan)
         where = None
         if repro_dir is not None:
             where = Path(repro_dir)
@@ -115,8 +135,27 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int, seed
                 f"{why}\n\nReplay: `accv sim program.asm --target {acc.name} "
                 f"--inputs {','.join(f'input{k}.npy' for k in range(len(xs)))}` and compare with "
                 f"`accv run kernel.hlo --inputs ...`.\n")
-        return CheckResult(i + 1, False, f"{label}: {why}", where, cycles, backend.name, reports)
-    return CheckResult(len(given) + n, True, "", None, cycles, backend.name, reports)
+        return CheckResult(i + 1, False, f"{label}: {why}", where, cycles, backend.name, reports,
+                           contract.what if contract else "")
+    return CheckResult(len(given) + n, True, "", None, cycles, backend.name, reports,
+                       contract.what if contract else "")
+
+
+def _contract_check(contract: TiledContract, backend: str, xs: Sequence[np.ndarray], ref: list[np.ndarray],
+                    got: list[np.ndarray], report: SetReport) -> str | None:
+    """None when ``got`` equals the contract's model bit for bit and the reference within its
+    bound (module doc; the distance is appended to ``report``), else what differs."""
+    model = contract.model(xs)
+    cm = compare(model, got)
+    if not cm.within_bound or (cm.nan_diffs and backend in contract.nan_bits):
+        return f"differs from {contract.what}: {cm.message or cm.first or cm.first_nan}"
+    cb = compare(ref, got, contract.bounds(xs))  # type: ignore[arg-type]
+    if not cb.within_bound:
+        return f"outside the declared bound of the reference: {cb.message}"
+    nan = f", {cb.nan_diffs} NaN(s) with other bits" if cb.nan_diffs else ""
+    report.text += ("; = reference bit for bit" if cb.identical else
+                    f"; within the declared bound of the reference (max {cb.max_ulp:g} ulp{nan})")
+    return None
 
 
 def backend_cost(acc: Accelerator, backend: str, inputs: Sequence[np.ndarray], **options: object

@@ -210,8 +210,13 @@ def _run_check(args: argparse.Namespace, g, acc, prog, out: Path, backend_name: 
     cyc = "" if chk.cycles is None else f"; {chk.cycles} cycles"
     informative = sum(r.share > 0 for r in chk.sets)
     what = "check DEGENERATE" if chk.degenerate else "check"
-    print(f"  {what}: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal the "
-          f"reference bit for bit{cyc}; {informative} of {chk.runs} informative")
+    if chk.contract:
+        print(f"  {what}: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal "
+              f"{chk.contract} bit for bit (a NaN matches any NaN) and the reference within its declared bound "
+              f"(not bit for bit: the sum's order is the instruction's){cyc}; {informative} of {chk.runs} informative")
+    else:
+        print(f"  {what}: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal the "
+              f"reference bit for bit{cyc}; {informative} of {chk.runs} informative")
     for i, r in enumerate(chk.sets):
         print(f"    set {i} ({r.kind}, seed {r.seed}): {r.text}")
     if chk.degenerate:

@@ -363,11 +363,71 @@ def tiling_conv() -> str:
     return "\n".join(out)
 
 
+def tiling_bf16() -> str:
+    """f32 GEMM layers of bf16 operands on AMX: the model bit for bit, the reference within the bound
+    (bench/tiling_gemm_bf16.py)."""
+    d = _load("tiling_gemm_bf16.json")
+    out = ["| M x K x N | input set | instructions | micro-kernels | compile ms | backend | = blocked sum "
+           "| reference | max ulp | share of the bound |", "|---|---|---:|---:|---:|---|---|---|---:|---:|"]
+    rows = [(r, b) for r in d["random"] + d["layers"] for b in ("sim", "emulated") if b in r]
+    for r, b in rows:
+        x = r[b]
+        ref = "bit for bit" if x["reference_identical"] else "within bound" if x["within_bound"] else "**outside**"
+        out.append(f"| {r['m']}x{r['k']}x{r['n']} | {'edges' if r['edge_values'] else 'random'} | {r['instructions']} "
+                   f"| {r['micro_kernels']} | {_ms(r['compile_ms'])} | {b} | {'yes' if x['model_bit_exact'] else '**no**'} "
+                   f"| {ref} | {x['max_ulp']:g} | {x['bound_share']:.1%} |")
+    exact = sum(r[b]["model_bit_exact"] for r, b in rows)
+    inside = sum(r[b]["within_bound"] for r, b in rows)
+    out += ["", f"{exact} of {len(rows)} runs equal the blocked-sum model bit for bit (a NaN matches any NaN), "
+            f"{inside} of {len(rows)} are within the declared bound of the reference; share of the bound: the "
+            "largest |program - reference| / bound over the finite outputs.", "", _provenance(d)]
+    return "\n".join(out)
+
+
+def amx_native() -> str:
+    """Tiled AMX GEMM layers on an AMX host (bench/amx_native.py's bundle; bench/results/amx_native.json
+    when a native run has been recorded)."""
+    path = RESULTS / "amx_native.json"
+    if not path.exists():
+        return ("No native run of the tiled layers recorded yet (bench/results/amx_native.json is written by the "
+                "bundle's run.py on an AMX host: the command above).")
+    d = json.loads(path.read_text())
+    out = [f"{d['date']}, {d['cpu']}, {d['gcc']}, " + ("native and emulated builds" if d["native"] else
+           f"emulated builds only ({d['why_not_native']})") + f"; bundle of commit {d['bundle_commit']}:", "",
+           "| layer | M x K x N | tail | instructions | native = emulation | native vs reference | emulated vs reference "
+           "| native s (per set) |", "|---|---|---|---:|---|---|---|---:|"]
+    for r in d["runs"]:
+        sets = r["sets"]
+
+        def verdict(mode: str) -> str:
+            if any(f"{mode}_error" in s for s in sets):
+                return "**error**"
+            if not any(f"{mode}_s" in s for s in sets):
+                return "-"
+            if r["kind"] == "int8":
+                return "bit for bit" if all(s.get(f"{mode}_eq_reference") for s in sets) else "**differs**"
+            model = all(s.get(f"{mode}_eq_model") for s in sets)
+            bound = all(s.get(f"{mode}_within_bound") for s in sets)
+            ulp = max(s.get(f"{mode}_max_ulp", 0) for s in sets)
+            return (("model bit for bit" if model else "**model differs**") + ", "
+                    + (f"within bound ({ulp} ulp)" if bound else "**outside the bound**"))
+
+        eq = ("-" if not d["native"] else "yes" if all(s.get("native_eq_emulation") and s.get("native_eq_host_emulation")
+                                                       for s in sets) else "**no**")
+        secs = max((s.get("native_s", 0.0) for s in sets), default=0.0)
+        out.append(f"| {r['name']} | {'x'.join(map(str, r['shape']))} | {r['tail']} | {r['instructions']} | {eq} "
+                   f"| {verdict('native')} | {verdict('emulated')} | {secs:.3f} |")
+    good = sum(r["ok"] for r in d["runs"])
+    out += ["", f"{good} of {len(d['runs'])} layers as expected (a NaN matches any NaN in f32 outputs; native s: the "
+            "process, including reading and writing the 1 MiB HBM image)."]
+    return "\n".join(out)
+
+
 #: table name -> renderer (the name is what a ``<!-- table:NAME -->`` marker holds)
 TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
     compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
     composite_movement, amx_emulated, fuzz_throughput, prove_library, xla_simplifier, report_scale, tiling_random,
-    tiling_layers, tiling_rtl, tiling_conv)}
+    tiling_layers, tiling_rtl, tiling_conv, tiling_bf16, amx_native)}
 
 
 def render(name: str) -> str:

@@ -28,8 +28,9 @@ class TileOffer:
     or bk x bn) and accumulator blocks (bm x bn) the on-chip buffers hold; ``scales``: the f32 bit
     patterns the store path can scale by; ``layouts``: the layouts A and B must have ("" row-major);
     ``one_block_to_act``: a dot of exactly one block with the clamp tail is left to Act's selection;
-    ``b_group``: K values per B image row group (1 row-major; 4 for a VNNI layout, whose image has
-    ceil(K / 4) rows of 4N bytes); ``scratch_bytes``: HBM the store path stages through;
+    ``b_group``: bytes of K per B image row group (1 row-major; 4 for a VNNI layout, whose image has
+    ceil(K / 4) rows of 4N bytes, and for bf16 pairs, ceil(K / 2) rows of 4N bytes; ``bk`` too counts
+    bytes of K); ``scratch_bytes``: HBM the store path stages through;
     ``operand_addr`` / ``acc_addr``: a block slot's address in the target's units; ``constants(tail)``:
     bytes placed in the constant section; ``prologue(consts_at, tail)``: instructions run first.
 
@@ -50,6 +51,11 @@ class TileOffer:
     the next chunk's A loads) between them: a target whose load, execute and store units run
     concurrently gets independent work inside its command window (the schedule's software
     pipelining). False where kernels share registers (AMX's tiles and zmm registers).
+    ``dtype``: the operands' element type the offer tiles (``s8``, or ``bf16`` for an f32 layer);
+    ``others``: the target's offers for other operand types (the middle end picks by the layer's).
+    ``blocked_sum`` / ``sum_bound`` (float offers): the numpy model of the f32 result the tiled
+    program computes, bit for bit (``blocked_sum(a, b)``), and the declared bound of its distance to
+    the reference's dot (``sum_bound(a, b, ref)``: a :class:`semantics.compare.Bound`).
     """
 
     block: tuple[int, int, int]
@@ -71,3 +77,11 @@ class TileOffer:
     mul: Kernel
     store: Kernel
     overlap: bool = False
+    dtype: str = "s8"
+    others: tuple[TileOffer, ...] = ()
+    blocked_sum: Callable[[Any, Any], Any] | None = None
+    sum_bound: Callable[[Any, Any, Any], Any] | None = None
+
+    def for_dtype(self, dtype: str) -> TileOffer | None:
+        """This offer or the one of ``others`` that tiles operands of ``dtype``, else None."""
+        return next((o for o in (self, *self.others) if o.dtype == dtype), None)

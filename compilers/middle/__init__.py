@@ -2,6 +2,9 @@
 
 - :mod:`.gemm`: recognition of a quantized GEMM layer (s8 x s8 -> s32, optional bias, scale,
   rounding, clamp to s8, ReLU) in an HLO graph.
+- :mod:`.gemm_bf16`: recognition of an f32 GEMM layer of bf16 operands (no bias, no tail).
+- :mod:`.contract`: the numeric contract of a tiled program whose float sum has the target
+  instruction's order (the target's model bit for bit, the reference within a declared bound).
 - :mod:`.tiled`: the tiled form with padding for remainders, as an HLO graph, and the identities
   that make it equal to the original.
 - :mod:`.schedule`: the outer schedule (blocks and capacities read from the target's

@@ -5,6 +5,8 @@ first. It recognizes the layer (a convolution layer where the target runs :mod:`
 tiling, else :mod:`.gemm`, whose forms include a 1x1 convolution as the GEMM of its views), asks the
 target package for its :class:`~.schedule.TileTarget`, plans and composes the program
 (:mod:`.schedule`, or :mod:`.conv`'s schedule) and returns it with its figures, or None where the middle end does not take the kernel (Act compiles it).
+An f32 layer of bf16 operands (:mod:`.gemm_bf16`) goes to the offer of that operand type among
+``TileTarget.others`` (none: Act compiles it).
 
 For a target that offers row blocks (``row_block``), it splits a kernel whose result is row-wise
 in one input into blocks of rows (:mod:`.rows`), each distinct block height compiled once by
@@ -27,6 +29,7 @@ from ..isa import Accelerator
 from ..program import Program
 from .conv import Conv, conv_fits, conv_program, recognize_conv
 from .gemm import Gemm, recognize
+from .gemm_bf16 import recognize_bf16
 from .schedule import TileTarget, plan, tile_program
 
 __all__ = ["Tiled", "compile_tiled", "takes"]
@@ -67,11 +70,16 @@ def compile_tiled(graph: Graph, acc: Accelerator,
         return _rows(graph, acc, offer, compile_block) if compile_block is not None else None
     t: TileTarget = offer  # type: ignore[assignment]
     cv = recognize_conv(graph) if conv_fits(t) else None
-    g = None if cv is not None else recognize(graph)
+    g = None if cv is not None else recognize(graph) or recognize_bf16(graph)
     if cv is not None:
         t0 = time.perf_counter()
         prog, mk, ntiles = conv_program(cv, t, acc.hbm_size, acc.name)
         return Tiled(prog, cv, len(mk.built), ntiles, time.perf_counter() - t0)
+    if g is not None and g.dtype != t.dtype:
+        other = t.for_dtype(g.dtype)
+        if other is None:
+            return None
+        t = other
     if g is None or not takes(g, t):
         return None
     t0 = time.perf_counter()

@@ -64,10 +64,21 @@ class Gemm:
     nparams: int
     param_types: tuple[TensorType, ...] = ()
     out_shape: tuple[int, ...] = ()      # the result's shape ([M, N], or NHWK of a 1x1 convolution)
+    dtype: str = "s8"                    # the operands' element type (bf16: :mod:`.gemm_bf16`'s f32 layer)
 
     @property
     def macs(self) -> int:
         return self.m * self.k * self.n
+
+    @property
+    def k_bytes(self) -> int:
+        """Bytes of one A row (K elements of ``dtype``): the unit the schedule cuts K in."""
+        return self.k * (2 if self.dtype == "bf16" else 1)
+
+    @property
+    def out_dtype(self) -> str:
+        """The result's element type: f32 for bf16 operands, else s32 (raw) or s8 (a tail)."""
+        return "f32" if self.dtype == "bf16" else "s32" if self.tail.raw else "s8"
 
 
 def _scalar(comp: Computation, name: str) -> float | int | None:

@@ -158,7 +158,8 @@ def _layout_ok(t: object, want: str) -> bool:
 def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
     """Chunking and placement for ``g`` on ``t`` (raises :class:`TileError` when it cannot fit)."""
     bm, bk, bn = t.block
-    mt, kt, nt = -(-g.m // bm), -(-g.k // bk), -(-g.n // bn)
+    kb = g.k_bytes             # K in bytes: blocks, the B group and pitches are in bytes of K
+    mt, kt, nt = -(-g.m // bm), -(-kb // bk), -(-g.n // bn)
     if g.param_types:
         for role, idx, want in (("A", g.a, t.layouts[0]), ("B", g.b, t.layouts[1])):
             if not _layout_ok(g.param_types[idx], want):
@@ -184,16 +185,16 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
     if chunk < 1:
         raise TileError(f"the {t.acc_blocks}-block accumulator cannot hold two output blocks")
     gb = t.b_group
-    b_rows, b_pitch = -(-g.k // gb), g.n * gb
+    b_rows, b_pitch = -(-kb // gb), g.n * gb
     a_at = ALIGN
-    b_at = _align(a_at + g.m * g.k)
+    b_at = _align(a_at + g.m * kb)
     end = _align(b_at + b_rows * b_pitch)
     bias_at = None
     if g.bias is not None:
         bias_at, end = end, _align(end + 4 * g.n)
     out_at = end
     end = _align(out_at + g.m * g.n * (4 if g.tail.raw else 1))
-    a_view, b_view = (a_at, g.k), (b_at, b_pitch)
+    a_view, b_view = (a_at, kb), (b_at, b_pitch)
     consts_at = scratch_at = end
     if t.pack is not None:        # packed copies: whole blocks, zero beyond the matrix
         a_pitch, bp_pitch = kt * bk, nt * bn * gb
@@ -237,7 +238,8 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
     gb = t.b_group
     mk = MicroKernels(t)
     out: list[Concrete] = list(t.prologue(p.consts_at, g.tail))
-    rows, ks, cols = tiles(g.m, bm), tiles(g.k, bk), tiles(g.n, bn)
+    kb = g.k_bytes
+    rows, ks, cols = tiles(g.m, bm), tiles(kb, bk), tiles(g.n, bn)
     kt = len(ks)
     b_slots = kt * len(cols) if p.b_resident else 2
     ob = 4 if g.tail.raw else 1
@@ -252,8 +254,8 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
 
     if t.pack is not None:
         for i0, r in rows:
-            mk.emit(out, "pack", (r, g.k), (p.a_at + i0 * g.k, a_src + i0 * a_pitch), (g.k, a_pitch))
-        brows, bpitch = -(-g.k // gb), g.n * gb
+            mk.emit(out, "pack", (r, kb), (p.a_at + i0 * kb, a_src + i0 * a_pitch), (kb, a_pitch))
+        brows, bpitch = -(-kb // gb), g.n * gb
         for r0, r in tiles(brows, bk // gb):
             mk.emit(out, "pack", (r, bpitch), (p.b_at + r0 * bpitch, b_src + r0 * b_pitch), (bpitch, b_pitch))
     if p.b_resident:
@@ -319,7 +321,7 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
     if g.bias is not None and p.bias_at is not None:
         inputs.append(Placement(g.bias, p.bias_at, TensorType(s32, (g.n,))))
     inputs.sort(key=lambda x: x.index)
-    outputs = (Placement(0, p.out_at, TensorType(s32 if g.tail.raw else s8, g.out_shape or (g.m, g.n))),)
+    outputs = (Placement(0, p.out_at, TensorType(DTYPES[g.out_dtype], g.out_shape or (g.m, g.n))),)
     consts = t.constants(g.tail)
     return Program(target_name, tuple(out), tuple(inputs), outputs,
                    ((p.consts_at, consts),) if consts else ()), mk

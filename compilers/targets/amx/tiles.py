@@ -1,7 +1,11 @@
-"""AMX's offer to the middle end (a record with the attributes of the protocol
+"""AMX's offers to the middle end (records with the attributes of the protocol
 :class:`compilers.middle.schedule.TileTarget`) for int8 GEMM layers: 16 x 64 x 16 blocks in tile
 registers, B in VNNI layout (``s8[K,N]{1,0:T(4,1)}``: TDPBSSD reads B as ceil(K/4) rows of 4N bytes,
-the weights pre-packed as oneDNN keeps them), the tail on AVX-512 lanes.
+the weights pre-packed as oneDNN keeps them), the tail on AVX-512 lanes; and (``GEMM_TILES.others``)
+for ``f32[M,N] dot(bf16[M,K], bf16[K,N])``: 16 rows x 32 bf16 x 16 blocks, B in pair layout
+(``bf16[K,N]{1,0:T(2,1)}``: TDPBF16PS reads B as ceil(K/2) rows of N bf16 pairs, 4N bytes), ``mul``
+= ``tilezero`` then ``tdpbf16ps``, the f32 accumulators stored raw. Its result is the blocked sum
+of :mod:`.bf16_sum` (bit for bit) and within that module's bound of the reference's f32 chain.
 
 - Every tile is used with one shape, 16 rows x 64 bytes (palette 1 has one configuration per
   program, :mod:`.emit_c`): ``pack`` first copies A and B's image into whole-block copies whose
@@ -31,9 +35,10 @@ from typing import Any
 
 from ...program import Concrete
 from ...tile_offer import TileOffer
+from .bf16_sum import blocked_sum, sum_bound
 from .description import TILE_BYTES, TILE_ROWS
 
-__all__ = ["GEMM_TILES"]
+__all__ = ["GEMM_TILES", "GEMM_TILES_BF16"]
 
 
 # zmm registers of the store path
@@ -107,8 +112,22 @@ def _store(r: int, c: int, dram: int, acc: int, bias_dram: int, scratch: int, st
     return out
 
 
+def _mul_bf16(r: int, kk: int, c: int, a: int, b: int, acc: int, accumulate: int,
+              load_weights: int) -> list[Concrete]:
+    out = [] if accumulate else [_c("tilezero", t=acc)]
+    return out + [_c("tdpbf16ps", m=TILE_ROWS, k=TILE_BYTES // 4, n=TILE_BYTES // 4, c=acc, a=a, b=b)]
+
+
+GEMM_TILES_BF16 = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_blocks=6, acc_blocks=2,
+                            scale_ok=_scale_ok, layouts=("", "{1,0:T(2,1)}"), one_block_to_act=False,
+                            b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
+                            operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants,
+                            prologue=_prologue, pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul_bf16,
+                            store=_store, dtype="bf16", blocked_sum=blocked_sum, sum_bound=sum_bound)
+
 GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_blocks=6, acc_blocks=2,
                  scale_ok=_scale_ok, layouts=("", "{1,0:T(4,1)}"), one_block_to_act=False,
                  b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,
-                 pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store)
+                 pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store,
+                 others=(GEMM_TILES_BF16,))
