@@ -299,7 +299,7 @@ MUTANTS = {
                              "y      = q + {31'd0, half};"),
     "A transpose inverted": ("gemmini_ex.sv", "r_colw[0] <= cfg_ws ? !cfg_at : cfg_at;",
                              "r_colw[0] <= cfg_ws ? cfg_at : !cfg_at;"),
-    "C stride ignored": ("gemmini_ex.sv", "29'(d_cstride[in_set]) * 29'(in_row)", "29'(1) * 29'(in_row)"),
+    "C stride ignored": ("gemmini_ex.sv", "ins_ptr + 29'(d_cstride[in_set])", "ins_ptr + 29'(1)"),
     "shift not clamped": ("gemmini_ex.sv", "((cfg_sys_shift > 32'd24) ? 6'd24 : 6'(cfg_sys_shift))",
                           "6'(cfg_sys_shift)"),
     "mvout ReLU missing": ("gemmini_store.sv", "bytes[l*8 +: 8] = (relu && scl_q[l*8 + 7]) ? 8'd0 : scl_q[l*8 +: 8];",

@@ -187,6 +187,7 @@ module gemmini_ex #(
   logic            in_v, in_last, in_wr, in_os;
   logic [CW-1:0]   in_row;
   logic [1:0]      in_set;
+  logic [28:0]     in_addr, ins_ptr;  // this token's C row; the last token's
   (* mem2reg *) logic [19:0]     dsk [DIM][DIM];   // column j delayed D - 1 - j cycles
   logic            tok_any;
 
@@ -385,6 +386,8 @@ module gemmini_ex #(
       in_last = it == TW'(DIM - 1);
     end
     in_wr = in_v && !d_cgarb[in_set] && 16'(in_row) < d_crows[in_set];
+    // row i of C at C_addr + C_stride * i: the previous token's address plus the stride
+    in_addr = (in_row == '0) ? d_crow0[in_set] : ins_ptr + 29'(d_cstride[in_set]);
   end
 
   // ---- sequencer -----------------------------------------------------------------------------
@@ -569,7 +572,8 @@ module gemmini_ex #(
       tk_wr[0]    <= in_wr;
       tk_os[0]    <= in_os;
       tk_row[0]   <= in_row;
-      tk_addr[0]  <= d_crow0[in_set] + 29'(d_cstride[in_set]) * 29'(in_row);
+      tk_addr[0]  <= in_addr;
+      if (in_v) ins_ptr <= in_addr;
       tk_acc[0]   <= d_cacc[in_set];
       tk_accum[0] <= d_cacc[in_set] && d_caccum[in_set];
       for (int l = 0; l < DIM; l++) tk_mask[0][l] <= 32'(l) < 32'(d_ccols[in_set]);

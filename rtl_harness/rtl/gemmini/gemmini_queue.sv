@@ -5,7 +5,7 @@
 // on entry); the choice, per unit, of its oldest waiting command and the dependency check that
 // lets it start; completion by tag and in-order retirement.
 //
-// Ranges are [lo, hi) of scratchpad rows, accumulator rows and DRAM bytes, a superset of what
+// Ranges are [lo, hi) (SPA + 1 / ACA + 1 / 64 bits) of scratchpad rows, accumulator rows and DRAM bytes, a superset of what
 // the command touches (a range that would wrap around a memory is the whole memory):
 //   MVIN    writes rows row0 .. row0 + (blocks - 1) * block_stride + rows in the scratchpad or
 //           the accumulator (and reads them when it accumulates); reads DRAM from rs1 over
@@ -31,7 +31,9 @@ module gemmini_queue #(
   parameter int SP_ROWS  = 16384,
   parameter int ACC_ROWS = 1024,
   parameter int Q        = 16,
-  localparam int TAGW = $clog2(Q)
+  localparam int TAGW = $clog2(Q),
+  localparam int SPA = $clog2(SP_ROWS),
+  localparam int ACA = $clog2(ACC_ROWS)
 ) (
   input  logic             clk,
   input  logic             rst_n,
@@ -83,8 +85,8 @@ module gemmini_queue #(
   (* mem2reg *) logic [191:0]    e_cfg [Q];
   // ranges: three scratchpad reads (COMPUTE: A, preload, rs2; MVOUT: 0), one scratchpad write,
   // accumulator read / write, DRAM read / write
-  (* mem2reg *) logic [31:0]     spr_lo [Q][3], spr_hi [Q][3], spw_lo [Q], spw_hi [Q];
-  (* mem2reg *) logic [31:0]     acr_lo [Q], acr_hi [Q], acw_lo [Q], acw_hi [Q];
+  (* mem2reg *) logic [SPA:0]    spr_lo [Q][3], spr_hi [Q][3], spw_lo [Q], spw_hi [Q];
+  (* mem2reg *) logic [ACA:0]    acr_lo [Q], acr_hi [Q], acw_lo [Q], acw_hi [Q];
   (* mem2reg *) logic [63:0]     drr_lo [Q], drr_hi [Q], drw_lo [Q], drw_hi [Q];
 
   logic [TAGW-1:0] head, tail, ld_cur, st_cur;
@@ -176,9 +178,13 @@ module gemmini_queue #(
   end
 
   // ---- dependency check ----------------------------------------------------------------------
-  function automatic logic ov32(input logic [31:0] alo, input logic [31:0] ahi, input logic [31:0] blo,
-                                input logic [31:0] bhi);
-    ov32 = alo < bhi && blo < ahi;
+  function automatic logic ovsp(input logic [SPA:0] alo, input logic [SPA:0] ahi, input logic [SPA:0] blo,
+                                input logic [SPA:0] bhi);
+    ovsp = alo < bhi && blo < ahi;
+  endfunction
+  function automatic logic ovac(input logic [ACA:0] alo, input logic [ACA:0] ahi, input logic [ACA:0] blo,
+                                input logic [ACA:0] bhi);
+    ovac = alo < bhi && blo < ahi;
   endfunction
   function automatic logic ov64(input logic [63:0] alo, input logic [63:0] ahi, input logic [63:0] blo,
                                 input logic [63:0] bhi);
@@ -186,8 +192,8 @@ module gemmini_queue #(
   endfunction
 
   // the candidates' ranges
-  (* mem2reg *) logic [31:0] c_spr_lo [4][3], c_spr_hi [4][3], c_spw_lo [4], c_spw_hi [4];
-  (* mem2reg *) logic [31:0] c_acr_lo [4], c_acr_hi [4], c_acw_lo [4], c_acw_hi [4];
+  (* mem2reg *) logic [SPA:0] c_spr_lo [4][3], c_spr_hi [4][3], c_spw_lo [4], c_spw_hi [4];
+  (* mem2reg *) logic [ACA:0] c_acr_lo [4], c_acr_hi [4], c_acw_lo [4], c_acw_hi [4];
   (* mem2reg *) logic [63:0] c_drr_lo [4], c_drr_hi [4], c_drw_lo [4], c_drw_hi [4];
 
   // the oldest waiting entry of each unit (age = position after the head), and whether an older
@@ -223,16 +229,16 @@ module gemmini_queue #(
       for (int o = 0; o < Q; o++) begin
         age = TAGW'(o) - head;
         raw_sp = 1'b0;
-        for (int p = 0; p < 3; p++) raw_sp = raw_sp | ov32(spw_lo[o], spw_hi[o], c_spr_lo[u][p], c_spr_hi[u][p]);
+        for (int p = 0; p < 3; p++) raw_sp = raw_sp | ovsp(spw_lo[o], spw_hi[o], c_spr_lo[u][p], c_spr_hi[u][p]);
         if (e_unit[o] == 2'(u)) begin
           hz = (2'(u) == U_EX) && raw_sp;
         end else begin
-          hz = raw_sp || ov32(spw_lo[o], spw_hi[o], c_spw_lo[u], c_spw_hi[u])
-            || ov32(acw_lo[o], acw_hi[o], c_acr_lo[u], c_acr_hi[u]) || ov32(acw_lo[o], acw_hi[o], c_acw_lo[u], c_acw_hi[u])
-            || ov32(acr_lo[o], acr_hi[o], c_acw_lo[u], c_acw_hi[u])
+          hz = raw_sp || ovsp(spw_lo[o], spw_hi[o], c_spw_lo[u], c_spw_hi[u])
+            || ovac(acw_lo[o], acw_hi[o], c_acr_lo[u], c_acr_hi[u]) || ovac(acw_lo[o], acw_hi[o], c_acw_lo[u], c_acw_hi[u])
+            || ovac(acr_lo[o], acr_hi[o], c_acw_lo[u], c_acw_hi[u])
             || ov64(drw_lo[o], drw_hi[o], c_drr_lo[u], c_drr_hi[u]) || ov64(drw_lo[o], drw_hi[o], c_drw_lo[u], c_drw_hi[u])
             || ov64(drr_lo[o], drr_hi[o], c_drw_lo[u], c_drw_hi[u]);
-          for (int p = 0; p < 3; p++) hz = hz | ov32(spr_lo[o][p], spr_hi[o][p], c_spw_lo[u], c_spw_hi[u]);
+          for (int p = 0; p < 3; p++) hz = hz | ovsp(spr_lo[o][p], spr_hi[o][p], c_spw_lo[u], c_spw_hi[u]);
         end
         if (found[u] && e_v[o] && !e_done[o] && (TAGW+1)'(age) < cand_k[u] && hz) blocked[u] = 1'b1;
       end
@@ -289,12 +295,12 @@ module gemmini_queue #(
         e_c[tail]    <= enq_c;
         e_cfg[tail]  <= enq_cfg;
         for (int p = 0; p < 3; p++) begin
-          spr_lo[tail][p] <= n_spr[p][31:0];
-          spr_hi[tail][p] <= n_spr[p][63:32];
+          spr_lo[tail][p] <= (SPA+1)'(n_spr[p][31:0]);
+          spr_hi[tail][p] <= (SPA+1)'(n_spr[p][63:32]);
         end
-        spw_lo[tail] <= n_spw[31:0];   spw_hi[tail] <= n_spw[63:32];
-        acr_lo[tail] <= n_acr[31:0];   acr_hi[tail] <= n_acr[63:32];
-        acw_lo[tail] <= n_acw[31:0];   acw_hi[tail] <= n_acw[63:32];
+        spw_lo[tail] <= (SPA+1)'(n_spw[31:0]);   spw_hi[tail] <= (SPA+1)'(n_spw[63:32]);
+        acr_lo[tail] <= (ACA+1)'(n_acr[31:0]);   acr_hi[tail] <= (ACA+1)'(n_acr[63:32]);
+        acw_lo[tail] <= (ACA+1)'(n_acw[31:0]);   acw_hi[tail] <= (ACA+1)'(n_acw[63:32]);
         drr_lo[tail] <= n_drr[63:0];   drr_hi[tail] <= n_drr[127:64];
         drw_lo[tail] <= n_drw[63:0];   drw_hi[tail] <= n_drw[127:64];
         tail <= tail + TAGW'(1);
