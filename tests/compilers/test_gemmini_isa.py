@@ -170,6 +170,25 @@ def test_mvin_acc(gem: Accelerator, accumulate: int, shrunk: bool, seed: int) ->
     np.testing.assert_array_equal(m.state["acc"], want)
 
 
+@pytest.mark.parametrize("accumulate", (0, 1))
+@pytest.mark.parametrize("seed", range(3))
+def test_mvin_acc_bcast(gem: Accelerator, accumulate: int, seed: int) -> None:
+    """One int32 row from HBM into every one of ``rows`` accumulator rows (the tiled layers' bias)."""
+    rng = np.random.default_rng(seed)
+    m = fresh(gem, rng)
+    rows, cols = int(rng.integers(1, DIM + 1)), int(rng.integers(1, DIM + 1))
+    dram = 1 + int(rng.integers(0, 500))
+    m.state["d0"][dram:dram + cols * 4] = mixed32(rng, (cols,)).astype("<i4").view(np.uint8)
+    old = m.state["acc"].copy()
+    row = m.state["d0"][dram:dram + cols * 4].copy().view("<i4")
+    step(m, "mvin_acc_bcast", rows=rows, cols=cols, accumulate=accumulate, dram=dram, ac=9)
+    want = old.copy()
+    for i in range(rows):
+        for j in range(cols):
+            want[9 + i, j] = g_wrap(int(row[j]) + (int(old[9 + i, j]) if accumulate else 0), 32)
+    np.testing.assert_array_equal(m.state["acc"], want)
+
+
 @pytest.mark.parametrize("scale", GOLD_SCALES)
 @pytest.mark.parametrize("relu", (0, 1))
 def test_mvout_acc_scaled(gem: Accelerator, scale: float, relu: int) -> None:

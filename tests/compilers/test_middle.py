@@ -92,7 +92,7 @@ def test_the_store_path_takes_the_tail() -> None:
     prog = compile_graph(_layer(32, 64, 32, True, (0.0625, True)), acc).program
     stores = [c for c in prog.instructions if c.name.startswith("mvout")]
     assert stores and all(c.name == "mvout_acc" and c.env["relu"] == 1 for c in stores)
-    assert {c.name for c in prog.instructions} <= {"mvin_spad", "mvin_acc", "preload_ws", "matmul_ws_acc", "mvout_acc"}
+    assert {c.name for c in prog.instructions} <= {"mvin_spad", "mvin_acc_bcast", "preload_ws", "matmul_ws_acc", "mvout_acc"}
 
 
 def test_a_scale_outside_the_store_paths_domain_exits_3() -> None:

@@ -47,7 +47,7 @@ def _accumulators_keep_their_meaning(instrs: tuple[Concrete, ...], kt: int) -> i
 
     for at, c in enumerate(instrs):
         e = c.env
-        if c.name == "mvin_acc":
+        if c.name in ("mvin_acc", "mvin_acc_bcast"):
             start(range(e["ac"], e["ac"] + e["rows"]), 0, at)
         elif c.name == "matmul_ws_acc":
             rows = range(e["c"], e["c"] + e["c_rows"])

@@ -256,6 +256,22 @@ def build(dim: int = DIM) -> Accelerator:
         semantics=_entry("mvin_acc", _dram_read(4, "s32") + "\n  old = s32[`rows`,`cols`] parameter(1)"
                          + _accumulate("v", "`rows`,`cols`"), D))
 
+    # (2b) mvin_acc_bcast: one int32 row from HBM repeated into rows accumulator rows (the bias of
+    #      a tiled layer: MVIN2 with config_ld stride 0, as Gemmini's own tiled matmul loads a
+    #      repeating bias); for the middle end's tiles only (Accelerator.tile_only)
+    g.add_instruction(
+        "mvin_acc_bcast", alpha={"rows": R, "cols": R, "accumulate": (0, 1)}, beta=["dram", "ac"],
+        inputs=[("d0", ["dram"], ["cols * 4"]), ("acc", ["ac", 0], ["rows", "cols"])],
+        output=("acc", ["ac", 0], ["rows", "cols"]),
+        constraints=["dram >= 1"], contract=ex, cycles="rows", hbm_bytes="cols * 4",
+        doc="y = broadcast(x row) + accumulate * old (int32, wraps); MVIN2 with stride 0, load slot 1",
+        semantics=_entry("mvin_acc_bcast", """
+  x = u8[`cols * 4`] parameter(0)
+  x4 = u8[`cols`,4] reshape(x)
+  r = s32[`cols`] bitcast-convert(x4)
+  v = s32[`rows`,`cols`] broadcast(r), dimensions={1}
+  old = s32[`rows`,`cols`] parameter(1)""" + _accumulate("v", "`rows`,`cols`"), D))
+
     # (3) mvin_acc_s8: rows x cols int8 from HBM widened to int32 (shrunk), overwrite or accumulate
     g.add_instruction(
         "mvin_acc_s8", alpha={**mv, "accumulate": (0, 1)}, beta=["dram", "ac"],
@@ -402,4 +418,5 @@ def build(dim: int = DIM) -> Accelerator:
         semantics=_entry("store_os_spad", "\n  x = s32[`rows`,`cols`] parameter(0)"
                          + _rounding_shift("x", "`rows`,`cols`", "sx") + _sat_s8("sx", "`rows`,`cols`", "q")
                          + _relu("q", "`rows`,`cols`", "y"), D))
+    g.tile_only = ("mvin_acc_bcast",)
     return g

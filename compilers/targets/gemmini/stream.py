@@ -472,6 +472,10 @@ def encode(program: Program, dim: int = DIM) -> list[Command]:
             e.need_ld(slot, shrunk=shrunk, scale=0x3F800000, stride=a["stride"])
             local = ACC_BIT | (ACCUMULATE_BIT if a["accumulate"] else 0) | a["ac"]
             e.out.append(Command(MVIN2 if slot == 1 else MVIN3, a["dram"], operand(a["rows"], a["cols"], local)))
+        elif n == "mvin_acc_bcast":
+            e.need_ld(1, shrunk=0, scale=0x3F800000, stride=0)
+            local = ACC_BIT | (ACCUMULATE_BIT if a["accumulate"] else 0) | a["ac"]
+            e.out.append(Command(MVIN2, a["dram"], operand(a["rows"], a["cols"], local)))
         elif n == "mvout_spad":
             e.need_st(stride=a["stride"], act=None, scale=None)
             e.out.append(Command(MVOUT, a["dram"], operand(a["rows"], a["cols"], a["sp"])))

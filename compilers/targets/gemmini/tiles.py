@@ -6,9 +6,9 @@ blocks, the scratchpad and accumulator capacities in blocks, and one micro-kerne
   stride, scale 1.0); a block of fewer than DIM rows or columns is padded by the array itself
   (``preload_ws`` and ``matmul_ws_*`` zero-pad their operands to DIM x DIM: identity 1 of
   :mod:`compilers.middle.tiled`).
-- ``bias``: the bias row into each accumulator row (``mvin_acc``, one row each: the description's
-  moves need a stride of at least one row, so a broadcast is a row per instruction; it costs the
-  same DMA cycles as one ``rows``-row move).
+- ``bias``: the bias row into every accumulator row of the block at once (``mvin_acc_bcast``: one
+  MVIN2 with a DRAM stride of 0, the repeating bias of Gemmini's own tiled matmul; a tile-only
+  instruction of the description).
 - ``mul``: ``preload_ws`` of the B block (only when the weights change) then ``matmul_ws_acc``
   with the accumulate flag (bit 30): the contraction split of identity 2.
 - ``store``: ``mvout_acc`` with ``acc_scale`` and ReLU (the tail in the store path) or
@@ -55,7 +55,7 @@ def _load(r: int, c: int, dram: int, sp: int, stride: int) -> list[Concrete]:
 
 
 def _bias(r: int, c: int, dram: int, ac: int) -> list[Concrete]:
-    return [_c("mvin_acc", rows=1, cols=c, stride=4 * c, accumulate=0, dram=dram, ac=ac + i) for i in range(r)]
+    return [_c("mvin_acc_bcast", rows=r, cols=c, accumulate=0, dram=dram, ac=ac)]
 
 
 def _mul(r: int, kk: int, c: int, a: int, b: int, ac: int, accumulate: int, load_weights: int) -> list[Concrete]:
