@@ -24,6 +24,13 @@ Software pipelining (a target whose offer sets ``overlap``: its load, execute an
 concurrently and its kernels keep no state but the array's weights). The same steps, reordered so
 that independent work sits between the multiplies:
 
+- when B is resident, the first chunk loads its operands just in time: in column block 0, B(q, 0)
+  right before the first multiply of contraction block q and each A(i, q) right before the
+  multiply that reads it; B(q, j + 1) in column block j, right after the first multiply of
+  contraction block q + 1 (the last after the block's last multiply), so that it queues behind
+  the A loads that column block needs first. The first multiply then follows its two operand
+  loads, and the execute unit starts while the rest of the panel and of B stream in (with B per
+  use, the first chunk's panel is loaded up front).
 - the stores of column block j are deferred into the next column block (of this chunk or the
   next): one after each multiply, in order, and whatever remains is flushed at the end of that
   block (and of the program). The accumulator half alternates with a column-block counter over
@@ -31,9 +38,9 @@ that independent work sits between the multiplies:
   beside them; each store still follows the last multiply into its accumulator and precedes the
   next bias or multiply that writes it.
 - when the layer has more than one chunk and two A panels of the chunk fit beside B, the panels
-  alternate between two regions: the first chunk's panel is loaded up front, and each next chunk's
-  panel loads are spread over this chunk's last column block, one after each multiply (after that
-  multiply's deferred store), the rest flushed before the next chunk's first multiply.
+  alternate between two regions: each next chunk's panel loads are spread over this chunk's last
+  column block, one after each multiply (after that multiply's deferred store), the rest flushed
+  before the next chunk's first multiply.
 
 Without ``overlap`` the order is the loop nest above (accumulator half by j, one A panel).
 
@@ -258,10 +265,17 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
         brows, bpitch = -(-kb // gb), g.n * gb
         for r0, r in tiles(brows, bk // gb):
             mk.emit(out, "pack", (r, bpitch), (p.b_at + r0 * bpitch, b_src + r0 * b_pitch), (bpitch, b_pitch))
-    if p.b_resident:
-        for q, (q0, kk) in enumerate(ks):
-            for j, (j0, c) in enumerate(cols):
-                mk.emit(out, "load_b", (kk, c), (b_addr(q0, j0), oa(b_slot(q, j, 0))), (b_pitch,))
+    def b_load(q: int, j: int) -> tuple:
+        (q0, kk), (j0, c) = ks[q], cols[j]
+        return ("load_b", (kk, c), (b_addr(q0, j0), oa(b_slot(q, j, 0))), (b_pitch,))
+
+    # just in time (module doc): with overlap and B resident, the first chunk loads each A and
+    # column-block-0 B block right before its first multiply, B(q, j + 1) inside column block j
+    jit = t.overlap and p.b_resident
+    if p.b_resident and not jit:
+        for q in range(kt):
+            for j in range(len(cols)):
+                mk.emit(out, *b_load(q, j))
     bg = _Background(mk, out) if t.overlap else None
     use = a_use = 0
     col = 0                        # column blocks so far, over all chunks: picks the accumulator half
@@ -276,8 +290,10 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
     for ci, chunk in enumerate(chunks):
         c0 = ci * p.chunk
         a_base = b_slots + (ci % p.panels) * p.chunk * kt
-        if p.a_resident and (ci == 0 or p.panels == 1):
-            for step in a_loads(ci):
+        first = jit and ci == 0
+        panel = a_loads(ci) if p.a_resident and (ci == 0 or p.panels == 1) else []
+        if not first:
+            for step in panel:
                 mk.emit(out, *step)
         for j, (j0, c) in enumerate(cols):
             half = ((col if t.overlap else j) % 2) * p.chunk
@@ -289,6 +305,8 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
                     mk.emit(out, "bias", (r, c), (p.bias_at + 4 * j0, aa(half + i - c0)))
             for q, (q0, kk) in enumerate(ks):
                 bs = b_slot(q, j, use)
+                if first and j == 0:
+                    mk.emit(out, *b_load(q, 0))
                 if not p.b_resident:
                     mk.emit(out, "load_b", (kk, c), (b_addr(q0, j0), oa(bs)), (b_pitch,))
                     use += 1
@@ -296,6 +314,8 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
                 for n_i, (i, (i0, r)) in enumerate(chunk):
                     if p.a_resident:
                         a_slot = a_base + (i - c0) * kt + q
+                        if first and j == 0:
+                            mk.emit(out, *panel[(i - c0) * kt + q])
                     else:
                         a_slot, a_use = b_slots + a_use % 2, a_use + 1
                         mk.emit(out, "load_a", (r, kk), (a_src + i0 * a_pitch + q0, oa(a_slot)), (a_pitch,))
@@ -303,6 +323,10 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
                             (accumulate, int(n_i == 0)))
                     if bg is not None and (bg.stores or bg.loads):
                         bg.step()
+                    if first and j + 1 < len(cols) and n_i == 0 and q > 0:
+                        mk.emit(out, *b_load(q - 1, j + 1))
+                if first and j + 1 < len(cols) and q == kt - 1:
+                    mk.emit(out, *b_load(q, j + 1))
             stores = [("store", (r, c), (p.out_at + (i0 * g.n + j0) * ob, aa(half + i - c0),
                                           (p.bias_at or 0) + 4 * j0, p.scratch_at),
                        (g.n * ob, g.tail, p.bias_at is not None)) for i, (i0, r) in chunk]

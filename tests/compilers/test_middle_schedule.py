@@ -1,7 +1,9 @@
 """The pipelined order of tiled Gemmini programs (compilers/middle/schedule.py, ``overlap``): the
 instruction list keeps each accumulator's meaning (checked by replaying accumulator ownership over
-the emitted instructions), puts background work between multiplies, and layers of several chunks
-check bit for bit on the simulator."""
+the emitted instructions) and each operand slot's (replaying the scratchpad: every store writes
+the same sums of loaded blocks as the loop-nest order), loads the first chunk just in time, puts
+background work between multiplies, and layers of several chunks check bit for bit on the
+simulator."""
 
 from __future__ import annotations
 
@@ -65,6 +67,42 @@ def _accumulators_keep_their_meaning(instrs: tuple[Concrete, ...], kt: int) -> i
             stores += 1
     assert all(s for _, s in live.values()), "an accumulator row was never stored"
     return stores
+
+
+def _products(instrs: tuple[Concrete, ...]) -> dict[int, tuple]:
+    """Replay the operand slots: each ``mvin_spad`` tags the scratchpad rows it writes with its
+    DRAM address; every ``preload_ws`` and ``matmul_ws_acc`` must find its block's rows all
+    written by one load (emitted since any other use of those rows), and each accumulator row
+    collects the (A tag, B tag) products (after its bias row's tag) up to its store. Returns, per
+    stored DRAM address, the sequence of terms the store wrote: equal for two programs means the
+    same loads reach the same multiplies and stores, whatever the order and slots."""
+    spad: dict[int, int] = {}
+    acc: dict[int, list] = {}
+    weights = None
+    stored: dict[int, tuple] = {}
+
+    def block(at: int, start: int, rows: int) -> int:
+        tags = {spad.get(r) for r in range(start, start + rows)}
+        assert len(tags) == 1 and None not in tags, f"instruction {at} reads rows {start}.. not loaded by one load"
+        return tags.pop()  # type: ignore[return-value]
+
+    for at, c in enumerate(instrs):
+        e = c.env
+        if c.name == "mvin_spad":
+            for r in range(e["sp"], e["sp"] + e["rows"]):
+                spad[r] = e["dram"]
+        elif c.name == "preload_ws":
+            weights = block(at, e["b"], e["rows"])
+        elif c.name == "matmul_ws_acc":
+            term = (block(at, e["a"], e["a_rows"]), weights)
+            for r in range(e["c"], e["c"] + e["c_rows"]):
+                acc[r] = acc[r] + [term] if e["accumulate"] else [term]
+        elif c.name == "mvin_acc":
+            acc[e["ac"]] = [("bias", e["dram"])]
+        elif c.name.startswith("mvout_acc"):
+            for r in range(e["rows"]):
+                stored[e["dram"] + r * e["stride"]] = tuple(acc[e["ac"] + r])
+    return stored
 
 
 def _longest_background_run(instrs: tuple[Concrete, ...]) -> int:
@@ -150,3 +188,54 @@ def test_without_overlap_the_order_is_the_loop_nest() -> None:
         elif run:
             runs, run = runs + [run], 0
     assert runs == [4] * 3 + [4] * 3 + [3] * 3
+
+
+SHAPES = [(64, 64, 64, False, 0.0625, True), (40, 37, 50, True, 0.0625, True), (17, 100, 33, True, None, False),
+          (33, 20, 70, False, None, False), (256, 48, 16, True, 1.0, False), (16, 16, 16, False, 1.0, True)]
+
+
+@pytest.mark.parametrize("m, k, n, bias, scale, relu", SHAPES)
+def test_just_in_time_first_loads_feed_the_same_products_and_check_bit_for_bit(
+        m: int, k: int, n: int, bias: bool, scale: float | None, relu: bool) -> None:
+    """Gemmini's offer (B resident): the first chunk's loads sit among its multiplies, every
+    multiply reads blocks its own loads wrote, and each store writes the same sums of products as
+    the loop-nest order (no ``overlap``) does; the program is the same instructions reordered, and
+    the simulator agrees with the reference bit for bit."""
+    graph, prog, p = _program(m, k, n, bias, scale=scale, relu=relu)
+    _, nest, _ = _program(m, k, n, bias, dataclasses.replace(TILES, overlap=False), scale=scale, relu=relu)
+    assert p.b_resident and p.a_resident
+    assert _products(prog.instructions) == _products(nest.instructions)
+    kinds = [c.name for c in prog.instructions]
+    assert sorted(kinds) == sorted(c.name for c in nest.instructions)
+    loads = [c for c in prog.instructions if c.name == "mvin_spad"]
+    assert len(loads) == len({(c.env["dram"], c.env["sp"]) for c in loads})  # each block loaded once
+    first_mul = kinds.index("preload_ws")
+    assert kinds[:first_mul].count("mvin_spad") == 2
+    acc = load_target("gemmini")
+    for seed in (0, 1):
+        xs = random_inputs(graph, seed, edges=bool(seed))
+        (want,) = evaluate(graph, xs)
+        (got,) = simulate(acc, prog, xs).outputs
+        assert np.array_equal(want, got)
+
+
+def test_the_first_multiply_of_256_cubed_follows_its_two_operand_loads() -> None:
+    """256x256x256 (one chunk, B resident): the program opens with B(0, 0), A(0, 0) and the first
+    multiply; no more than two moves stand between any two multiplies."""
+    _, prog, p = _program(256, 256, 256, False, scale=1.0, relu=False)
+    assert p.b_resident and p.chunk == 16
+    instrs = prog.instructions
+    assert [c.name for c in instrs[:4]] == ["mvin_spad", "mvin_spad", "preload_ws", "matmul_ws_acc"]
+    b0, a0, pre, mul = instrs[:4]
+    assert pre.env["b"] == b0.env["sp"] and mul.env["a"] == a0.env["sp"]
+    assert _longest_background_run(instrs) <= 2
+    _, nest, _ = _program(256, 256, 256, False, dataclasses.replace(TILES, overlap=False), scale=1.0, relu=False)
+    assert _products(instrs) == _products(nest.instructions)
+
+
+@pytest.mark.parametrize("name", OFFERS)
+def test_several_chunks_feed_the_same_products_as_the_loop_nest(name: str) -> None:
+    offer = OFFERS[name]
+    _, prog, _ = _program(171, 40, 40, True, offer)
+    _, nest, _ = _program(171, 40, 40, True, dataclasses.replace(offer, overlap=False))
+    assert _products(prog.instructions) == _products(nest.instructions)
