@@ -99,6 +99,9 @@ def _products(instrs: tuple[Concrete, ...]) -> dict[int, tuple]:
                 acc[r] = acc[r] + [term] if e["accumulate"] else [term]
         elif c.name == "mvin_acc":
             acc[e["ac"]] = [("bias", e["dram"])]
+        elif c.name == "mvin_acc_bcast":
+            for r in range(e["ac"], e["ac"] + e["rows"]):
+                acc[r] = [("bias", e["dram"])]
         elif c.name.startswith("mvout_acc"):
             for r in range(e["rows"]):
                 stored[e["dram"] + r * e["stride"]] = tuple(acc[e["ac"] + r])
