@@ -322,6 +322,9 @@ MUTANTS = {
     "streams too close": ("gemmini_ex.sv", "sl_t[sl_last] >= TW'(DIM - 1)", "sl_t[sl_last] >= TW'(DIM - 2)"),
     "shadow reloaded early": ("gemmini_ex.sv", "flip_age >= TW'(2 * DIM - 2)", "flip_age >= TW'(DIM - 1)"),
     "flip not kept": ("gemmini_pe.sv", "else if (ws && f_in)    c_q <= s_q;", ""),
+    "zero load beside another": ("gemmini_load.sv", "assign ready = !issuing && !(active && (zero_mode || n_v));",
+                                 "assign ready = !issuing && !(active && n_v);"),
+    "next load's rows lost": ("gemmini_load.sv", "prow <= n_row0;  pblk <= n_row0;", "prow <= '0;  pblk <= '0;"),
     "deskew off by one": ("gemmini_ex.sv", "w1_row[j*20 +: 20] = dsk[j][DIM - 2 - j];",
                           "w1_row[j*20 +: 20] = dsk[j][DIM - 1 - j];"),
 }

@@ -18,7 +18,8 @@
 // A command may start when no older unfinished command writes what it reads or writes, or
 // reads what it writes. Two loads or two stores are ordered by their unit (one at a time); two
 // computes by the execute unit (in-order write-back), except a read of scratchpad rows that an
-// older compute writes.
+// older compute writes. (The load unit may run two loads at once, one issuing and one writing;
+// its writes stay in order.)
 //
 // Configuration word of an entry (192 bits; 0 elsewhere):
 //   MVIN    [64] shrunk, [95:80] block_stride, [127:96] scale, [191:128] stride
@@ -67,6 +68,7 @@ module gemmini_queue #(
   output logic [63:0]      ex_c,
   output logic [191:0]     ex_cfg,
   input  logic             ld_done,
+  input  logic [TAGW-1:0]  ld_done_tag,
   input  logic             st_done,
   input  logic             ex_done_a,
   input  logic [TAGW-1:0]  ex_done_a_tag,
@@ -89,7 +91,7 @@ module gemmini_queue #(
   (* mem2reg *) logic [ACA:0]    acr_lo [Q], acr_hi [Q], acw_lo [Q], acw_hi [Q];
   (* mem2reg *) logic [63:0]     drr_lo [Q], drr_hi [Q], drw_lo [Q], drw_hi [Q];
 
-  logic [TAGW-1:0] head, tail, ld_cur, st_cur;
+  logic [TAGW-1:0] head, tail, st_cur;
   logic [TAGW:0]   count;
 
   assign full = count == (TAGW+1)'(Q);
@@ -273,10 +275,10 @@ module gemmini_queue #(
     end else begin
       logic retire;
       retire = count != '0 && e_done[head];
-      if (ld_go) begin e_iss[ld_tag] <= 1'b1; ld_cur <= ld_tag; end
+      if (ld_go) e_iss[ld_tag] <= 1'b1;
       if (st_go) begin e_iss[st_tag] <= 1'b1; st_cur <= st_tag; end
       if (ex_go) e_iss[ex_tag] <= 1'b1;
-      if (ld_done) e_done[ld_cur] <= 1'b1;
+      if (ld_done) e_done[ld_done_tag] <= 1'b1;
       if (st_done) e_done[st_cur] <= 1'b1;
       if (ex_done_a) e_done[ex_done_a_tag] <= 1'b1;
       if (ex_done_b) e_done[ex_done_b_tag] <= 1'b1;

@@ -124,11 +124,12 @@ module gemmini_top #(
   logic            ld_go, st_go, ex_go;
   logic [TAGW-1:0] ld_tag, st_tag, ex_tag;
   logic            ld_done, st_done, ex_done_a, ex_done_b, ex_ready, ex_empty;
-  logic [TAGW-1:0] ex_done_a_tag, ex_done_b_tag;
+  logic [TAGW-1:0] ex_done_a_tag, ex_done_b_tag, ld_done_tag;
+  logic            ld_ready;
   (* mem2reg *) logic [63:0] go_rs1 [3], go_rs2 [3];
   logic [63:0]     go_x, go_c;
   (* mem2reg *) logic [191:0] go_cfg [3];
-  logic            ld_busy, st_busy;
+  logic            st_busy;
 
   always_comb begin
     enq_slot = (cmd_funct == F_MVIN) ? 2'd0 : (cmd_funct == F_MVIN2) ? 2'd1 : 2'd2;
@@ -159,22 +160,19 @@ module gemmini_top #(
     .clk(clk), .rst_n(rst_n), .full(q_full), .busy(busy),
     .enq(enq), .enq_unit(enq_unit), .enq_rs1(cmd_rs1), .enq_rs2(cmd_rs2), .enq_x(latch_bd),
     .enq_c(latch_c), .enq_cfg(enq_cfg),
-    .ld_free(!ld_busy || ld_done), .st_free(!st_busy || st_done), .ex_free(ex_ready),
+    .ld_free(ld_ready), .st_free(!st_busy || st_done), .ex_free(ex_ready),
     .ld_go(ld_go), .st_go(st_go), .ex_go(ex_go), .ld_tag(ld_tag), .st_tag(st_tag), .ex_tag(ex_tag),
     .ld_rs1(go_rs1[0]), .ld_rs2(go_rs2[0]), .ld_cfg(go_cfg[0]),
     .st_rs1(go_rs1[1]), .st_rs2(go_rs2[1]), .st_cfg(go_cfg[1]),
     .ex_rs1(go_rs1[2]), .ex_rs2(go_rs2[2]), .ex_x(go_x), .ex_c(go_c), .ex_cfg(go_cfg[2]),
-    .ld_done(ld_done), .st_done(st_done), .ex_done_a(ex_done_a), .ex_done_a_tag(ex_done_a_tag),
+    .ld_done(ld_done), .ld_done_tag(ld_done_tag), .st_done(st_done), .ex_done_a(ex_done_a), .ex_done_a_tag(ex_done_a_tag),
     .ex_done_b(ex_done_b), .ex_done_b_tag(ex_done_b_tag)
   );
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
-      ld_busy <= 1'b0;
       st_busy <= 1'b0;
     end else begin
-      if (ld_done) ld_busy <= 1'b0;
-      if (ld_go)   ld_busy <= 1'b1;
       if (st_done) st_busy <= 1'b0;
       if (st_go)   st_busy <= 1'b1;
       if (cmd_valid && cmd_ready) begin
@@ -224,10 +222,10 @@ module gemmini_top #(
   gemmini_scaler #(.DIM(DIM)) u_ld_scaler (.x(ld_scl_x), .scale(ld_scl_scale), .q(ld_scl_q));
   gemmini_scaler #(.DIM(DIM)) u_st_scaler (.x(st_scl_x), .scale(st_scl_scale), .q(st_scl_q));
 
-  gemmini_load #(.DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS)) u_load (
-    .clk(clk), .rst_n(rst_n), .start(ld_go), .rs1(go_rs1[0]), .rs2(go_rs2[0]),
+  gemmini_load #(.DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .TAGW(TAGW)) u_load (
+    .clk(clk), .rst_n(rst_n), .start(ld_go), .ready(ld_ready), .tag(ld_tag), .rs1(go_rs1[0]), .rs2(go_rs2[0]),
     .cfg_shrunk(go_cfg[0][64]), .cfg_block_stride(go_cfg[0][95:80]),
-    .cfg_scale(go_cfg[0][127:96]), .cfg_stride(go_cfg[0][191:128]), .done(ld_done),
+    .cfg_scale(go_cfg[0][127:96]), .cfg_stride(go_cfg[0][191:128]), .done(ld_done), .done_tag(ld_done_tag),
     .dram_req_valid(dram_rd_valid), .dram_req_addr(dram_rd_addr),
     .dram_resp_valid(dram_resp_valid), .dram_resp_rdata(dram_resp_rdata),
     .scl_x(ld_scl_x), .scl_scale(ld_scl_scale), .scl_q(ld_scl_q),
