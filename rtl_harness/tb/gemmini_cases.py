@@ -30,7 +30,7 @@ from compilers.targets.gemmini import stream as gs
 from compilers.targets.gemmini.stream import Command, StreamMachine
 from semantics.errors import AccvError
 
-__all__ = ["KINDS", "Case", "CaseError", "make_case", "random_program", "expected", "first_difference", "run_case",
+__all__ = ["concurrent_program", "KINDS", "Case", "CaseError", "make_case", "random_program", "expected", "first_difference", "run_case",
            "random_scale", "SCALE_SPECIAL", "TIE_SCALES", "scale_edge_vectors"]
 
 KINDS = ("CONFIG_EX", "CONFIG_LD", "CONFIG_ST", "MVIN", "MVIN2", "MVIN3", "MVOUT", "PRELOAD",
@@ -453,6 +453,19 @@ def random_program(seed: int, dim: int, kinds: Sequence[str], sp_rows: int, acc_
         g.kind(k)
     latency = int(rng.choice([1, 2, 3, 8, 8, 13]))
     return Case(label, seed, dim, sp_rows, acc_rows, dram, spad, acc, g.cmds, latency)
+
+
+# command kinds that occupy a unit (loads twice as often: back-to-back loads overlap in the load unit)
+_BUSY = ("MVIN", "MVIN", "MVIN2", "MVIN3", "MVOUT", "MVOUT", "COMPUTE_PRELOADED", "COMPUTE_ACCUMULATED")
+
+
+def concurrent_program(seed: int, dim: int, sp_rows: int, acc_rows: int, dram_size: int, n: int = 16) -> Case:
+    """A program of ``n`` loads, stores and computes in random order, so the units run at once and
+    the command queue's dependency checks decide (zero loads, overlapping rows and accumulations
+    included, as the single-kind cases draw them)."""
+    rng = np.random.default_rng([seed, dim, 7])
+    kinds = [_BUSY[int(i)] for i in rng.integers(0, len(_BUSY), n)]
+    return random_program(seed, dim, kinds, sp_rows, acc_rows, dram_size, label="CONCURRENT")
 
 
 def make_case(kind: str, dim: int, seed: int, sp_rows: int, acc_rows: int, dram_size: int) -> Case:

@@ -14,6 +14,7 @@ from compilers.middle.conv import conv_hlo
 from compilers.middle.gemm import layer_hlo
 from compilers.targets import load_target
 from rtl_harness import gemmini as g
+from rtl_harness.tb import gemmini_cases as gc
 from semantics.hlo_parser import parse_hlo
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
@@ -51,6 +52,18 @@ def test_tiled_gemm_layers(m: int, k: int, n: int, bias: bool, scale: float | No
 
 def test_tiled_conv_layer() -> None:
     assert _check(conv_hlo(1, 9, 9, 12, 3, 20, stride=2, pad=1, bias=True, scale=0.125, relu=True)) > 0
+
+
+@pytest.mark.parametrize("dim", (4, g.DIM))
+def test_concurrent_programs_equal_streammachine(dim: int) -> None:
+    """40 random programs of loads, stores and computes (rtl_harness/tb/gemmini_cases.py's
+    concurrent_program): whole DRAM, scratchpad, accumulator and PE state equal StreamMachine's."""
+    sizes = {4: (256, 64, 4096), g.DIM: (g.SPAD_ROWS, g.ACC_ROWS, 8192)}[dim]
+    m = g.GemminiRtl(dim, *sizes)
+    for s in range(40):
+        case = gc.concurrent_program(s, dim, *sizes)
+        _, diff, _ = gc.run_case(m, case)
+        assert diff is None, f"program {s}: {diff}"
 
 
 def _compute_stream(m: g.GemminiRtl, n: int, dim: int, preload_every: int) -> int:

@@ -361,4 +361,11 @@ def test_mutants_are_killed(name: str, tmp_path: Path, monkeypatch: pytest.Monke
                 return   # a hang counts as noticed
             if diff is not None:
                 return
-    pytest.fail(f"mutant '{name}' survived {60 * len(gc.KINDS)} random cases")
+    for s in range(60):
+        try:
+            _, diff, _ = gc.run_case(m, gc.concurrent_program(s, 4, *SIZES[4]))
+        except g.GemminiRtlError:
+            return
+        if diff is not None:
+            return
+    pytest.fail(f"mutant '{name}' survived {60 * len(gc.KINDS)} random cases and 60 concurrent programs")
