@@ -51,7 +51,7 @@ from semantics.ir import Graph
 from semantics.types import TensorType
 
 from ..program import Concrete, Placement, Program
-from .gemm import Tail, _dtype, _param, tail_of
+from .gemm import Tail, _dtype, _param, tail_hlo, tail_of
 from .schedule import ALIGN, MicroKernels, TileError, TileTarget
 from .tiled import _tail, scale_bits, tiles
 
@@ -163,28 +163,7 @@ def conv_hlo(n: int, h: int, w: int, c: int, k: int, o: int, stride: int = 1, pa
     sh = f"[{n},{oh},{ow},{o}]"
     L = [f"  x = s8[{n},{h},{w},{c}]{{3,2,1,0}} parameter(0)", f"  w = s8[{k},{k},{c},{o}]{{3,2,1,0}} parameter(1)",
          f"  d = s32{sh}{{3,2,1,0}} convolution(x, w), window={{{win}}}, dim_labels={LABELS}"]
-    acc = "d"
-    if bias:
-        L += [f"  bias = s32[{o}]{{0}} parameter(2)", f"  bb = s32{sh} broadcast(bias), dimensions={{3}}",
-              f"  s = s32{sh} add(d, bb)"]
-        acc = "s"
-    if scale is None:
-        if relu:
-            raise ValueError("ReLU applies to the s8 result")
-        L.append(f"  ROOT y = s32{sh} copy({acc})")
-    else:
-        if scale == 1.0:
-            L += ["  lo = s32[] constant(-128)", "  hi = s32[] constant(127)", f"  c = s32{sh} clamp(lo, {acc}, hi)"]
-        else:
-            L += [f"  f = f32{sh} convert({acc})", f"  kb = u32[] constant({scale_bits(scale)})",
-                  "  k = f32[] bitcast-convert(kb)", f"  kk = f32{sh} broadcast(k), dimensions={{}}",
-                  f"  m = f32{sh} multiply(f, kk)", f"  r = f32{sh} round-nearest-even(m)",
-                  "  lo = f32[] constant(-128)", "  hi = f32[] constant(127)", f"  c = f32{sh} clamp(lo, r, hi)"]
-        if relu:
-            L += [f"  q = s8{sh} convert(c)", "  z = s8[] constant(0)", f"  zb = s8{sh} broadcast(z), dimensions={{}}",
-                  f"  ROOT y = s8{sh} maximum(q, zb)"]
-        else:
-            L.append(f"  ROOT y = s8{sh} convert(c)")
+    L += tail_hlo(sh, o, 3, bias, scale, relu)
     return f"HloModule {name}\nENTRY {name} {{\n" + "\n".join(L) + "\n}\n"
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from semantics.ir import Computation, Graph, Instruction
 from semantics.types import TensorType
 
-__all__ = ["Tail", "Gemm", "recognize", "tail_of"]
+__all__ = ["Tail", "Gemm", "recognize", "tail_of", "tail_hlo", "layer_hlo"]
 
 
 @dataclass(frozen=True)
@@ -230,28 +230,35 @@ def layer_hlo(m: int, k: int, n: int, bias: bool = False, scale: float | None = 
     1.0: the int32 clamp form; else the f32 scale form): what tests and benchmarks compile."""
     L = [f"  a = s8[{m},{k}] parameter(0)", f"  b = s8[{k},{n}] parameter(1)"]
     L.append(f"  d = s32[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
+    L += tail_hlo(f"[{m},{n}]", n, 1, bias, scale, relu)
+    return f"HloModule {name}\nENTRY {name} {{\n" + "\n".join(L) + "\n}\n"
+
+
+def tail_hlo(shape: str, n: int, bias_dim: int, bias: bool, scale: float | None, relu: bool) -> list[str]:
+    """HLO lines of the elementwise tail :func:`tail_of` recognizes, applied to the s32 value ``d``
+    of ``shape`` (e.g. ``"[M,N]"``): an optional ``s32[n]`` bias (parameter 2) broadcast on
+    ``bias_dim``, then the raw int32 result (``scale`` None), the int32 clamp (1.0) or the f32
+    scale form, then an optional ReLU; the last line is the ROOT."""
+    sh = shape
+    L: list[str] = []
     acc = "d"
     if bias:
-        L += [f"  bias = s32[{n}] parameter(2)", f"  bb = s32[{m},{n}] broadcast(bias), dimensions={{1}}",
-              f"  s = s32[{m},{n}] add(d, bb)"]
+        L += [f"  bias = s32[{n}]{{0}} parameter(2)", f"  bb = s32{sh} broadcast(bias), dimensions={{{bias_dim}}}",
+              f"  s = s32{sh} add(d, bb)"]
         acc = "s"
     if scale is None:
         if relu:
             raise ValueError("ReLU applies to the s8 result")
-        L.append(f"  ROOT y = s32[{m},{n}] copy({acc})")
+        return L + [f"  ROOT y = s32{sh} copy({acc})"]
+    if scale == 1.0:
+        L += ["  lo = s32[] constant(-128)", "  hi = s32[] constant(127)", f"  c = s32{sh} clamp(lo, {acc}, hi)"]
     else:
-        if scale == 1.0:
-            L += ["  lo = s32[] constant(-128)", "  hi = s32[] constant(127)",
-                  f"  c = s32[{m},{n}] clamp(lo, {acc}, hi)"]
-        else:
-            bits = int(np.array(scale, np.float32).view(np.uint32))
-            L += [f"  f = f32[{m},{n}] convert({acc})", f"  kb = u32[] constant({bits})",
-                  "  k = f32[] bitcast-convert(kb)", f"  kk = f32[{m},{n}] broadcast(k), dimensions={{}}",
-                  f"  x = f32[{m},{n}] multiply(f, kk)", f"  r = f32[{m},{n}] round-nearest-even(x)",
-                  "  lo = f32[] constant(-128)", "  hi = f32[] constant(127)", f"  c = f32[{m},{n}] clamp(lo, r, hi)"]
-        if relu:
-            L += [f"  o = s8[{m},{n}] convert(c)", "  z = s8[] constant(0)",
-                  f"  zb = s8[{m},{n}] broadcast(z), dimensions={{}}", f"  ROOT y = s8[{m},{n}] maximum(o, zb)"]
-        else:
-            L.append(f"  ROOT y = s8[{m},{n}] convert(c)")
-    return f"HloModule {name}\nENTRY {name} {{\n" + "\n".join(L) + "\n}\n"
+        bits = int(np.array(scale, np.float32).view(np.uint32))
+        L += [f"  f = f32{sh} convert({acc})", f"  kb = u32[] constant({bits})",
+              "  k = f32[] bitcast-convert(kb)", f"  kk = f32{sh} broadcast(k), dimensions={{}}",
+              f"  sc = f32{sh} multiply(f, kk)", f"  r = f32{sh} round-nearest-even(sc)",
+              "  lo = f32[] constant(-128)", "  hi = f32[] constant(127)", f"  c = f32{sh} clamp(lo, r, hi)"]
+    if relu:
+        return L + [f"  q = s8{sh} convert(c)", "  z = s8[] constant(0)", f"  zb = s8{sh} broadcast(z), dimensions={{}}",
+                    f"  ROOT y = s8{sh} maximum(q, zb)"]
+    return L + [f"  ROOT y = s8{sh} convert(c)"]
