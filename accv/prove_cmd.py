@@ -64,8 +64,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _select(args: argparse.Namespace) -> dict:
-    from accv.rules import load_file
-    from accv.rule_text import parse_rule
+    from rewrite_rules.api import load_file
+    from rewrite_rules.text import parse_rule
     from rewrite_rules.library import load
 
     lib = load()
@@ -98,7 +98,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from verif.cache import ProofCache
-    from verif.run import run_tasks, summarize, table, tasks_for, timing, worst
+    from verif.run import run_tasks, summarize, table, tasks_for, timing
 
     if args.update_lock:
         return _update_lock(args)
@@ -214,7 +214,7 @@ def _slug(name: str) -> str:
 
 def _print_counterexample(r: Any, root: Path) -> None:
     """The counterexample as an HLO pair and .npy inputs, with the ``accv run`` lines to replay it."""
-    from accv.npyio import save_output
+    from semantics.npyio import save_output
 
     cex = r.counterexample
     d = root / f"{_slug(r.rule)}_{r.dtype}_r{r.rank}"

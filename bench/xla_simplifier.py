@@ -115,7 +115,7 @@ def prove(jobs: int, out: Path) -> dict[str, Any]:
 
 def _prove_one(line: str, dtype: str, rank: int, bound: int) -> dict[str, Any] | None:
     """Worker: one instantiation of the rule ``line`` proved again; its counterexample as JSON."""
-    from accv.rule_text import parse_rule
+    from rewrite_rules.text import parse_rule
     from verif.prover import prove
 
     res = prove(parse_rule(line), dtype, rank, None, bound, RLIMIT)

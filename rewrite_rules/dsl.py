@@ -183,7 +183,8 @@ _FINGERPRINT: list[str] = []
 
 def _semantics_fingerprint() -> str:
     """Hash of the sources the meaning of a proof depends on: semantics/ops and the graph SMT
-    encoder, the pattern language and instantiation, and verif's encoders, prover and replay.
+    encoder, the pattern language, its typing and instantiation, and verif's encoders, prover and
+    replay.
     verif's bookkeeping (the gate, the cache, the proof lock, the job runner, the solver's resource
     limits) decides which proofs run, how long they may take and where their records go, not what a
     proof shows: it is left out, so editing it keeps the cache."""
@@ -194,7 +195,7 @@ def _semantics_fingerprint() -> str:
         bookkeeping = {"__init__.py", "gate.py", "cache.py", "lock.py", "run.py", "limits.py"}
         files = sorted((root / "semantics" / "ops").glob("*.py")) + [root / "semantics" / "smt.py"]
         files += sorted(f for f in (root / "verif").glob("*.py") if f.name not in bookkeeping)
-        files += [root / "rewrite_rules" / "dsl.py", root / "rewrite_rules" / "instantiate.py"]
+        files += [root / "rewrite_rules" / n for n in ("dsl.py", "instantiate.py", "node_types.py")]
         h = hashlib.sha256()
         for f in files:
             h.update(f.name.encode())

@@ -16,7 +16,8 @@ XLA:CPU result depends on the host CPU (documented in the ``xla=`` texts of sema
     and/or an absolute bound per element (float dot/reduce/convolution sums whose order is host
     dependent); for a convolution, elements whose magnitude sum exceeds the type's largest value
     pass with any result (whether the sum overflows, or meets infinities of both signs, depends on
-    that order).
+    that order). An approximated operator's bound is its operator table entry's
+    :class:`~semantics.ops.XlaBound` (:func:`op_bound`): no bound is written here.
 
 :func:`check_graph` runs a graph on both sides, the interpreter in ``mode="xla-strict"`` (the
 numerics of XLA as the oracle runs it: ``--xla_allow_excess_precision=false``, which still
@@ -40,29 +41,7 @@ from .dtypes import from_numpy
 from .ir import Graph, Instruction
 from .types import TensorType
 
-__all__ = ["Bound", "Mismatch", "CompareResult", "compare", "op_bound", "BOUNDED_ULPS", "check_graph",
-           "GraphCheck", "is_bounded", "APPROX_ULPS"]
-
-#: f32 ulp bounds of XLA:CPU's own approximations (semantics/ops/elementwise.py xla= texts); for a
-#: bf16/f16 result the bound is 1 ulp of the result type (one final rounding of a close f32 value).
-BOUNDED_ULPS: dict[str, int] = {"exponential": 5, "log": 1, "tanh": 4, "rsqrt": 1}
-#: f64 bounds, measured on 200,000 random operands per operator (max seen: exp 2, log 1, tanh 7,
-#: rsqrt 2 ulp; XLA's f64 versions are not correctly rounded either).
-BOUNDED_ULPS_F64: dict[str, int] = {"exponential": 4, "log": 4, "tanh": 8, "rsqrt": 2}
-#: ulp bounds per result dtype of XLA:CPU's own approximations of the operators jax dumps contain,
-#: measured on 20,000 ordinary operands (semantics.inputs.random_array, no edge values) per operator
-#: and dtype against jax 0.10.2 (docs/semantics.md, "XLA's approximations"). Edge operands
-#: (subnormals, infinities) are outside these bounds: the random-graph conformance does not send
-#: these operators to XLA (semantics.gen.NOT_SENT_TO_XLA).
-APPROX_ULPS: dict[str, dict[str, int]] = {
-    "cbrt": {"f32": 1, "f64": 3, "bf16": 0, "f16": 0},
-    "erf": {"f32": 4, "f64": 0, "bf16": 0, "f16": 1},
-    "logistic": {"f32": 2, "f64": 2, "bf16": 0, "f16": 255},
-    "exponential-minus-one": {"f32": 4, "f64": 4, "bf16": 0, "f16": 2},
-    "log-plus-one": {"f32": 2, "f64": 126, "bf16": 0, "f16": 0},
-    "atan2": {"f32": 1, "f64": 1, "bf16": 0, "f16": 0},
-    "power": {"f32": 1, "f64": 1, "bf16": 0, "f16": 0},
-}
+__all__ = ["Bound", "Mismatch", "CompareResult", "compare", "op_bound", "check_graph", "GraphCheck", "is_bounded"]
 
 
 @dataclass(frozen=True)
@@ -189,10 +168,13 @@ def _mismatch(k: int, e: np.ndarray, a: np.ndarray, flat: int) -> Mismatch:
 
 def is_bounded(ins: Instruction, graph: Graph) -> bool:
     """True when XLA:CPU's result for ``ins`` is host dependent (see :func:`op_bound`)."""
+    from .ops import REGISTRY
+
     t = ins.type
     if not isinstance(t, TensorType) or not t.dtype.is_float:
         return False
-    if ins.opcode in BOUNDED_ULPS or ins.opcode in APPROX_ULPS:
+    op = REGISTRY.get(ins.opcode)
+    if op is not None and op.xla_bound is not None:
         return True
     if ins.opcode in ("dot", "convolution"):
         return True
@@ -205,18 +187,18 @@ def is_bounded(ins: Instruction, graph: Graph) -> bool:
 def op_bound(ins: Instruction, graph: Graph, operands: list[np.ndarray], ref: np.ndarray) -> Bound | None:
     """The allowed XLA-vs-reference difference of one bounded instruction, given its operand
     values and the reference result; None for an exact instruction."""
+    from .ops import REGISTRY
+
     if not is_bounded(ins, graph):
         return None
     t = ins.type
     assert isinstance(t, TensorType)
     dt = t.dtype
-    if ins.opcode in APPROX_ULPS:
-        return Bound(ulps=APPROX_ULPS[ins.opcode][t.dtype.name], why=f"{ins.opcode} approximation (ordinary operands)")
-    if ins.opcode in BOUNDED_ULPS:
-        ulps = BOUNDED_ULPS_F64[ins.opcode] if dt.bits == 64 else BOUNDED_ULPS[ins.opcode] if dt.bits == 32 else 1
-        # log near 1 has a tiny result: its error is an absolute one, 2 ulps of 1.0
-        tol = np.array(2.0 ** (1 - dt.man_bits)) if ins.opcode == "log" else None
-        return Bound(ulps=ulps, abs_tol=tol, why=f"{ins.opcode} approximation")
+    xb = REGISTRY[ins.opcode].xla_bound
+    if xb is not None:
+        tol = np.array(xb.near_one * 2.0 ** -dt.man_bits) if xb.near_one else None
+        return Bound(ulps=xb.ulps[dt.name], abs_tol=tol,
+                     why=f"{ins.opcode} approximation" + (" (ordinary operands)" if xb.ordinary else ""))
     wide = dt.bits == 64 or operands[0].dtype == np.float64
     u = 2.0 ** -53 if wide else 2.0 ** -24
     tiny = 2.0 ** -1022 if wide else 2.0 ** -126

@@ -402,7 +402,7 @@ NOT_SENT_TO_XLA: dict[str, str] = {
     "bitcast": "exists only in optimized modules after layout assignment: XLA rejects it in the modules "
                "the oracle compiles",
     **{op: "XLA's edge-value results (subnormal, infinite and NaN operands) are not matched yet; on ordinary "
-           "values it stays within semantics.compare.APPROX_ULPS (the jax dump corpus checks it)"
+           "values it stays within its operator table entry's XlaBound (the jax dump corpus checks it)"
        for op in ("cbrt", "erf", "logistic", "exponential-minus-one", "log-plus-one", "atan2", "power")},
 }
 

@@ -24,6 +24,7 @@ from typing import Any
 import z3
 
 from rewrite_rules.dsl import Node, Op, TVar
+from rewrite_rules.node_types import result_dtype
 from semantics.dtypes import DTYPES, DType
 from semantics.ir import Attrs
 from semantics.ops import REGISTRY
@@ -129,14 +130,7 @@ class Encoder:
                 continue   # scalar predicate / bound
             self._same_shape(main, a)
         dts = [a.dtype for a in args]
-        if node.opcode == "compare":
-            odt = DTYPES["pred"]
-        elif node.opcode == "select":
-            odt = args[1].dtype
-        elif node.opcode == "clamp":
-            odt = args[1].dtype
-        else:
-            odt = args[0].dtype
+        odt = result_dtype(node, dts, self.dtype)
         shape = (args[1] if node.opcode in ("select", "clamp") else args[0]).shape
         attrs = Attrs(tuple(node.attrs.items()))
         scalar = opdef.scalar

@@ -1,6 +1,6 @@
 """accv prove docs/examples/my_rules.py   (docs/rules.md, "Rule files")."""
 
-from accv.rules import INTS, broadcast, op, reverse, rule, text_rule, transpose
+from rewrite_rules.api import INTS, broadcast, op, reverse, rule, text_rule, transpose
 
 
 @rule("transpose(transpose(x)) => x", dtypes=("s8", "f32"), ranks=(2,))

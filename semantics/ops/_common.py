@@ -1,6 +1,10 @@
-"""Small checks shared by operator rules (kept here so each rule states them once)."""
+"""Small checks shared by operator rules (kept here so each rule states them once), and the size
+arithmetic of the shape rules (:func:`ceil_div`, :func:`size_max`), which serves concrete sizes
+and the rule language's symbolic ones alike."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..dtypes import DType
 from ..types import TensorType, Type
@@ -41,3 +45,22 @@ def need_declared(declared: Type | None, opname: str) -> TensorType:
     if declared is None:
         raise OpError(f"{opname} needs its result type written out")
     return tensor(declared, "result")
+
+
+def ceil_div(a: Any, b: Any) -> Any:
+    """The ceiling of ``a / b`` for ``b > 0``: of ints, or of the z3 integer terms the rule language
+    sizes shapes with (z3's integer division is Euclidean: floor for a positive divisor)."""
+    if isinstance(b, int) and b == 1:
+        return a
+    if isinstance(a, int) and isinstance(b, int):
+        return -(-a // b)
+    return (a + b - 1) / b
+
+
+def size_max(a: Any, b: Any) -> Any:
+    """The larger of two sizes: ints, or z3 integer terms."""
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    import z3
+
+    return z3.If(a > b, a, b)

@@ -16,7 +16,7 @@ from typing import Any
 from ..ir import Attrs, Graph
 from ..types import Type
 
-__all__ = ["AttrSpec", "OpDef", "OpError", "Env", "REGISTRY", "register", "get_op"]
+__all__ = ["AttrSpec", "OpDef", "OpError", "Env", "REGISTRY", "XlaBound", "register", "get_op"]
 
 
 class OpError(Exception):
@@ -49,7 +49,30 @@ class Env:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class XlaBound:
+    """How far XLA:CPU's own approximation of a float operator may be from the reference
+    (measured; docs/semantics.md, "XLA's approximations"): ``ulps`` per result dtype, in ulps of
+    that type; ``near_one``: also an absolute bound of that many ulps of 1.0 (log near 1, whose
+    result is tiny: its error is an absolute one); ``ordinary``: the bound holds for ordinary
+    operands only (edge operands such as subnormals and infinities are outside it, so the random
+    conformance does not send the operator to XLA: semantics.gen.NOT_SENT_TO_XLA)."""
+
+    ulps: dict[str, int]
+    near_one: int = 0
+    ordinary: bool = False
+
+    def text(self) -> str:
+        """The bound in words, for the operator's ``xla`` text (docs/semantics.md)."""
+        per = ", ".join(f"{d} {u}" for d, u in self.ulps.items())
+        return (f"XLA:CPU uses its own approximation: conformance bound (ulps per result type) {per}"
+                + (f", or {self.near_one} ulps of 1.0 absolute" if self.near_one else "")
+                + (" (ordinary operands)" if self.ordinary else ""))
+
+
 InferFn = Callable[[list[Type], Attrs, Type | None, Env], Type]
+#: (operand types, attributes, declared result type or None) -> the result's shape
+ShapeFn = Callable[[list[Any], Any, Any], tuple[Any, ...]]
 EvalFn = Callable[[list[Any], Attrs, Type, Env], Any]
 
 
@@ -73,6 +96,15 @@ class OpDef:
         scalar: for elementwise operators, the z3 semantics of one element:
             (operand terms, attrs, operand dtypes, result dtype) -> term. ``smt`` maps it over
             arrays; the symbolic-shape prover (verif/) applies it at an arbitrary index.
+        shape: the result's shape from the operand types, the attributes and the declared type
+            (operators whose result shape only it gives), in integer arithmetic alone (``+ - *``,
+            :func:`~._common.ceil_div`, :func:`~._common.size_max`), so that it serves the
+            concrete sizes ``infer`` checks (``infer`` calls it) and the rule language's symbolic
+            sizes (:mod:`rewrite_rules.node_types`). It assumes the operands valid (``infer``
+            checks that). None for the operators the rule language does not build.
+        xla_bound: where XLA:CPU computes the operator with its own approximation, how far its
+            result may be from the reference (:class:`XlaBound`); the conformance comparison
+            (:func:`semantics.compare.op_bound`) reads it and nothing else.
     """
 
     name: str
@@ -87,6 +119,8 @@ class OpDef:
     uninterpreted: bool = False
     needs_declared: bool = False
     scalar: Callable[[list[Any], Attrs, list[Any], Any], Any] | None = None
+    shape: ShapeFn | None = None
+    xla_bound: XlaBound | None = None
 
     def attr_spec(self, name: str) -> AttrSpec | None:
         for a in self.attrs:

@@ -59,9 +59,7 @@ def _dot_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env)
         for i, j in zip(x, y, strict=True):
             if a.shape[i] != b.shape[j]:
                 raise OpError(f"{what} dimension sizes differ: lhs dim {i} is {a.shape[i]}, rhs dim {j} is {b.shape[j]}")
-    lfree = [d for d in range(a.rank) if d not in lb + lc]
-    rfree = [d for d in range(b.rank) if d not in rb + rc]
-    shape = tuple(a.shape[d] for d in lb) + tuple(a.shape[d] for d in lfree) + tuple(b.shape[d] for d in rfree)
+    shape = _dot_shape(types, attrs, declared)
     out_dt = a.dtype
     if declared is not None:
         d = tensor(declared, "result").dtype
@@ -70,6 +68,15 @@ def _dot_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env)
                 raise OpError(f"dot of {a.dtype} operands cannot produce {d}")
             out_dt = d
     return TensorType(out_dt, shape)
+
+
+def _dot_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    """Batch dimensions, then the lhs's free dimensions, then the rhs's."""
+    a, b = types[0], types[1]
+    lb, rb, lc, rc = _dot_dims(attrs)
+    lfree = [d for d in range(len(a.shape)) if d not in lb + lc]
+    rfree = [d for d in range(len(b.shape)) if d not in rb + rc]
+    return tuple(a.shape[d] for d in lb) + tuple(a.shape[d] for d in lfree) + tuple(b.shape[d] for d in rfree)
 
 
 def _dot_operands(a: Any, b: Any, attrs: Attrs) -> tuple[Any, Any, tuple[int, ...]]:
@@ -200,7 +207,7 @@ register(OpDef("dot", (2, 2),
                "Floats: f32 (f64) accumulator, one FMA per contracting index in order, DAZ/FTZ, one final "
                "rounding to bf16/f16; a contraction of one element is a multiply (-0.0 products stay -0.0). "
                "XLA's YNNPACK kernels reorder some f32 sums: conformance bound "
-               "2(K-1)u sum|a*b|"))
+               "2(K-1)u sum|a*b|", shape=_dot_shape))
 
 
 # (2) reduce ----------------------------------------------------------------------------------
@@ -236,9 +243,14 @@ def _reduce_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: E
                 or len(rts) != n or not all(s.same_value_type(r) for s, r in zip(scalars, rts, strict=True))):
             raise OpError(f"reduce region '{region}' must map {sig} -> "
                           + (scalars[0].short() if n == 1 else "(" + ", ".join(s.short() for s in scalars) + ")"))
-    shape = tuple(s for d, s in enumerate(x.shape) if d not in dims)
+    shape = _reduce_shape(types, attrs, declared)
     outs = tuple(TensorType(t.dtype, shape) for t in xs)
     return outs[0] if n == 1 else TupleType(outs)
+
+
+def _reduce_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    """The operands' shape without the reduced dimensions (each of a variadic reduce's results)."""
+    return tuple(s for d, s in enumerate(types[0].shape) if d not in attrs["dimensions"])
 
 
 def tree_reduce(x: Any, init: Any, dims: tuple[int, ...], fn: Any) -> Any:
@@ -345,6 +357,6 @@ register(OpDef("reduce", (2, None), (AttrSpec("dimensions", "ints"), AttrSpec("t
                "padded positions skipped), each folded from init, then the partials reduced again; "
                "at most 32: sequential row-major fold. The region's own rounding applies at every step. "
                "A reduce whose reduced dimensions all have size 1 (or that reduces none) is a reshape: "
-               "init is not applied (XLA assumes it is an identity)"))
+               "init is not applied (XLA assumes it is an identity)", shape=_reduce_shape))
 
 __all__ = ["tree_reduce", "from_numpy", "F64"]

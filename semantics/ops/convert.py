@@ -26,7 +26,11 @@ def _convert_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: 
     out = need_declared(declared, "convert")
     if out.shape != x.shape:
         raise OpError(f"convert changes the shape {x.short()} -> {out.short()}")
-    return TensorType(out.dtype, x.shape)
+    return TensorType(out.dtype, _convert_shape(types, attrs, declared))
+
+
+def _convert_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    return tuple(types[0].shape)
 
 
 def float_to_int(x: np.ndarray, out: DType) -> np.ndarray:
@@ -218,7 +222,8 @@ register(OpDef("convert", (1, 1), (), _convert_infer, _convert_eval, _convert_sm
                "int->bf16 and f64->bf16, which go through f32 (two roundings); f64->f32 flushes results "
                "below 2^-126 to zero, f32->f64 reads subnormals as zero; f16<->f32 NaNs get the quiet bit; "
                "float->int truncates toward zero, saturates to the integer range, NaN -> 0",
-               needs_declared=True, scalar=lambda xs, at, dts, out: convert_term(xs[0], dts[0], out)))
+               needs_declared=True, scalar=lambda xs, at, dts, out: convert_term(xs[0], dts[0], out),
+               shape=_convert_shape))
 
 
 def _bitcast_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
@@ -228,19 +233,22 @@ def _bitcast_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: 
         if out.dtype != x.dtype:
             raise OpError(f"bitcast-convert is not defined on pred ({x.dtype} -> {out.dtype})")
     wi, wo = x.dtype.bits, out.dtype.bits
-    if wi == wo:
-        want = x.shape
-    elif wo > wi:
-        r = wo // wi
-        if x.rank == 0 or x.shape[-1] != r:
-            raise OpError(f"bitcast-convert {x.dtype} -> {out.dtype} needs a last operand dimension of {r}, "
-                          f"got {x.short()}")
-        want = x.shape[:-1]
-    else:
-        want = x.shape + (wi // wo,)
+    if wo > wi and (x.rank == 0 or x.shape[-1] != wo // wi):
+        raise OpError(f"bitcast-convert {x.dtype} -> {out.dtype} needs a last operand dimension of {wo // wi}, "
+                      f"got {x.short()}")
+    want = _bitcast_shape(types, attrs, out)
     if out.shape != want:
         raise OpError(f"bitcast-convert {x.short()} -> {out.dtype} gives shape {list(want)}, not {list(out.shape)}")
     return TensorType(out.dtype, want)
+
+
+def _bitcast_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    """The operand's shape; to a wider type less its last dimension, to a narrower one plus one."""
+    x = types[0]
+    wi, wo = x.dtype.bits, declared.dtype.bits
+    if wi == wo:
+        return tuple(x.shape)
+    return tuple(x.shape[:-1]) if wo > wi else tuple(x.shape) + (wi // wo,)
 
 
 def _bitcast_eval(args: list[np.ndarray], attrs: Attrs, out: Type, env: Env) -> np.ndarray:
@@ -283,6 +291,6 @@ register(OpDef("bitcast-convert", (1, 1), (), _bitcast_infer, _bitcast_eval, _bi
                "ratio) is consumed, to a narrower one a last dimension is added",
                "reinterprets the bits, little-endian across elements (u8[n,2] -> bf16[n]); SMT: a NaN's payload "
                "is not modelled (one NaN)",
-               needs_declared=True))
+               needs_declared=True, shape=_bitcast_shape))
 
 __all__ = ["convert_array", "convert_term", "float_to_int", "F32", "PRED"]

@@ -18,7 +18,7 @@ from ..dtypes import PRED
 from ..ir import Attrs, Literal
 from ..types import TensorType, TupleType, Type
 from . import _z3util as Z
-from ._common import dims_valid, need_declared, same_dtype, tensor
+from ._common import ceil_div, dims_valid, need_declared, same_dtype, size_max, tensor
 from ._table import AttrSpec, Env, OpDef, OpError, register
 
 # (1) parameter -------------------------------------------------------------------------------
@@ -45,6 +45,16 @@ def _const_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: En
     return TensorType(lit.dtype, lit.shape)
 
 
+def _declared_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    """The result shape is the declared one (constant, iota, broadcast, reshape)."""
+    return tuple(declared.shape)
+
+
+def _operand_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    """The result shape is the first operand's (reverse, copy, dynamic-update-slice, convert)."""
+    return tuple(types[0].shape)
+
+
 def _const_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
     return attrs["literal"].to_array()
 
@@ -56,7 +66,7 @@ def _const_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 register(OpDef("constant", (0, 0), (AttrSpec("literal", "literal"),), _const_infer, _const_eval, _const_smt,
                "structural", "any tensor type", "the literal's bits exactly (NaN payloads, -0.0 kept)",
-               needs_declared=True))
+               needs_declared=True, shape=_declared_shape))
 
 
 # (3) iota ------------------------------------------------------------------------------------
@@ -67,7 +77,7 @@ def _iota_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env
     dims_valid((d,), out.rank, "iota_dimension")
     if out.dtype is PRED:
         raise OpError("iota is not defined on pred")
-    return TensorType(out.dtype, out.shape)
+    return TensorType(out.dtype, _declared_shape(types, attrs, out))
 
 
 def _iota_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
@@ -86,7 +96,7 @@ def _iota_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 register(OpDef("iota", (0, 0), (AttrSpec("iota_dimension", "int"),), _iota_infer, _iota_eval, _iota_smt,
                "structural", "integer or float result", "element i along the dimension is convert(i)",
-               needs_declared=True))
+               needs_declared=True, shape=_declared_shape))
 
 
 # (4) broadcast -------------------------------------------------------------------------------
@@ -105,7 +115,7 @@ def _broadcast_infer(types: list[Type], attrs: Attrs, declared: Type | None, env
                           f"dimension {d} (size {out.shape[d]}) or be 1")
     if list(dims) != sorted(dims):
         raise OpError(f"broadcast dimensions {list(dims)} must be increasing")
-    return TensorType(x.dtype, out.shape)
+    return TensorType(x.dtype, _declared_shape(types, attrs, out))
 
 
 def _broadcast_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
@@ -122,7 +132,7 @@ register(OpDef("broadcast", (1, 1), (AttrSpec("dimensions", "ints"),), _broadcas
                _broadcast_eval, "structural", "any type, kept",
                "operand dimension i becomes output dimension dimensions[i] (a size-1 operand dimension "
                "stretches, as XLA accepts); other dimensions replicate",
-               needs_declared=True))
+               needs_declared=True, shape=_declared_shape))
 
 
 # (5) reshape ---------------------------------------------------------------------------------
@@ -132,7 +142,7 @@ def _reshape_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: 
     out = need_declared(declared, "reshape")
     if x.size != out.size:
         raise OpError(f"reshape {x.short()} -> {out.short()} changes the element count ({x.size} vs {out.size})")
-    return TensorType(x.dtype, out.shape)
+    return TensorType(x.dtype, _declared_shape(types, attrs, out))
 
 
 def _reshape_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
@@ -140,7 +150,8 @@ def _reshape_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 
 register(OpDef("reshape", (1, 1), (), _reshape_infer, _reshape_eval, _reshape_eval, "structural",
-               "any type, kept", "row-major (logical) order of elements is preserved", needs_declared=True))
+               "any type, kept", "row-major (logical) order of elements is preserved", needs_declared=True,
+               shape=_declared_shape))
 
 
 # (6) transpose -------------------------------------------------------------------------------
@@ -150,7 +161,11 @@ def _transpose_infer(types: list[Type], attrs: Attrs, declared: Type | None, env
     perm = attrs["dimensions"]
     if sorted(perm) != list(range(x.rank)):
         raise OpError(f"transpose dimensions {list(perm)} is not a permutation of rank {x.rank}")
-    return TensorType(x.dtype, tuple(x.shape[p] for p in perm))
+    return TensorType(x.dtype, _transpose_shape(types, attrs, declared))
+
+
+def _transpose_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    return tuple(types[0].shape[p] for p in attrs["dimensions"])
 
 
 def _transpose_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
@@ -158,7 +173,8 @@ def _transpose_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 
 register(OpDef("transpose", (1, 1), (AttrSpec("dimensions", "ints"),), _transpose_infer, _transpose_eval,
-               _transpose_eval, "structural", "any type, kept", "output dimension i is operand dimension dimensions[i]"))
+               _transpose_eval, "structural", "any type, kept", "output dimension i is operand dimension dimensions[i]",
+               shape=_transpose_shape))
 
 
 # (7) slice -----------------------------------------------------------------------------------
@@ -168,14 +184,16 @@ def _slice_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: En
     sl = attrs["slice"]
     if len(sl) != x.rank:
         raise OpError(f"slice has {len(sl)} ranges for an operand of rank {x.rank}")
-    shape = []
     for d, (s, e, st) in enumerate(sl):
         if st <= 0:
             raise OpError(f"slice stride {st} in dimension {d} must be positive")
         if not 0 <= s <= e <= x.shape[d]:
             raise OpError(f"slice [{s}:{e}] out of bounds for dimension {d} of size {x.shape[d]}")
-        shape.append(-(-(e - s) // st))
-    return TensorType(x.dtype, tuple(shape))
+    return TensorType(x.dtype, _slice_shape(types, attrs, declared))
+
+
+def _slice_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    return tuple(ceil_div(e - s, st) for s, e, st in attrs["slice"])
 
 
 def _slice_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
@@ -184,7 +202,8 @@ def _slice_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 
 register(OpDef("slice", (1, 1), (AttrSpec("slice", "slice"),), _slice_infer, _slice_eval, _slice_eval,
-               "structural", "any type, kept", "static [start:limit:stride] per dimension, bounds checked"))
+               "structural", "any type, kept", "static [start:limit:stride] per dimension, bounds checked",
+               shape=_slice_shape))
 
 
 # (8) concatenate -----------------------------------------------------------------------------
@@ -198,9 +217,14 @@ def _concat_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: E
         if t.rank != ts[0].rank or any(a != b for k, (a, b) in enumerate(zip(t.shape, ts[0].shape, strict=True))
                                         if k != d):
             raise OpError(f"concatenate operand {i} {t.short()} differs from {ts[0].short()} outside dimension {d}")
-    shape = list(ts[0].shape)
-    shape[d] = sum(t.shape[d] for t in ts)
-    return TensorType(dt, tuple(shape))
+    return TensorType(dt, _concat_shape(types, attrs, declared))
+
+
+def _concat_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    (d,) = attrs["dimensions"]
+    shape = list(types[0].shape)
+    shape[d] = sum((t.shape[d] for t in types[1:]), types[0].shape[d])
+    return tuple(shape)
 
 
 def _one(dims: tuple[int, ...], what: str) -> tuple[int]:
@@ -214,7 +238,8 @@ def _concat_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 
 register(OpDef("concatenate", (1, None), (AttrSpec("dimensions", "ints"),), _concat_infer, _concat_eval,
-               _concat_eval, "structural", "operands of one type", "joins the operands along one dimension"))
+               _concat_eval, "structural", "operands of one type", "joins the operands along one dimension",
+               shape=_concat_shape))
 
 
 # (9) reverse ---------------------------------------------------------------------------------
@@ -222,7 +247,7 @@ register(OpDef("concatenate", (1, None), (AttrSpec("dimensions", "ints"),), _con
 def _reverse_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
     x = tensor(types[0], "operand")
     dims_valid(attrs["dimensions"], x.rank, "reverse dimensions")
-    return TensorType(x.dtype, x.shape)
+    return TensorType(x.dtype, _operand_shape(types, attrs, declared))
 
 
 def _reverse_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
@@ -231,7 +256,8 @@ def _reverse_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 
 register(OpDef("reverse", (1, 1), (AttrSpec("dimensions", "ints"),), _reverse_infer, _reverse_eval,
-               _reverse_eval, "structural", "any type, kept", "reverses the order along each listed dimension"))
+               _reverse_eval, "structural", "any type, kept", "reverses the order along each listed dimension",
+               shape=_operand_shape))
 
 
 # (10) pad ------------------------------------------------------------------------------------
@@ -245,16 +271,24 @@ def _pad_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env)
     pads = attrs["padding"]
     if len(pads) != x.rank:
         raise OpError(f"padding has {len(pads)} entries for an operand of rank {x.rank}")
-    shape = []
     for d, (lo, hi, interior) in enumerate(pads):
         if interior < 0:
             raise OpError(f"interior padding {interior} in dimension {d} must be >= 0")
-        n = x.shape[d]
-        size = lo + hi + n + max(n - 1, 0) * interior
+    shape = _pad_shape(types, attrs, declared)
+    for d, ((lo, hi, interior), size) in enumerate(zip(pads, shape, strict=True)):
         if size < 0:
             raise OpError(f"padding {lo}_{hi}_{interior} makes dimension {d} negative")
-        shape.append(size)
-    return TensorType(x.dtype, tuple(shape))
+    return TensorType(x.dtype, shape)
+
+
+def _pad_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    out = []
+    for n, (lo, hi, interior) in zip(types[0].shape, attrs["padding"], strict=True):
+        size = lo + hi + n
+        if not (isinstance(interior, int) and interior == 0):
+            size = size + size_max(n - 1, 0) * interior
+        out.append(size)
+    return tuple(out)
 
 
 def _pad_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
@@ -275,7 +309,7 @@ def _pad_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 register(OpDef("pad", (2, 2), (AttrSpec("padding", "padding"),), _pad_infer, _pad_eval, _pad_eval, "structural",
                "operand and scalar pad value of one type",
-               "low/high edge padding (negative crops) and interior padding between elements"))
+               "low/high edge padding (negative crops) and interior padding between elements", shape=_pad_shape))
 
 
 # (11) copy -----------------------------------------------------------------------------------
@@ -286,7 +320,7 @@ def _copy_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env
 
 
 register(OpDef("copy", (1, 1), (), _copy_infer, lambda a, at, o, e: np.copy(a[0]), lambda a, at, o, e: np.copy(a[0]),
-               "structural", "any type, kept", "identity on values (may change the layout)"))
+               "structural", "any type, kept", "identity on values (may change the layout)", shape=_operand_shape))
 
 
 # (12) tuple / get-tuple-element --------------------------------------------------------------
@@ -337,7 +371,11 @@ def _ds_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) 
     for d, (s, n) in enumerate(zip(sizes, x.shape, strict=True)):
         if not 0 <= s <= n:
             raise OpError(f"dynamic slice size {s} exceeds dimension {d} of size {n}")
-    return TensorType(x.dtype, tuple(sizes))
+    return TensorType(x.dtype, _ds_shape(types, attrs, declared))
+
+
+def _ds_shape(types: list[Any], attrs: Any, declared: Any) -> tuple[Any, ...]:
+    return tuple(attrs["dynamic_slice_sizes"])
 
 
 def _clamped_starts(idx: list[np.ndarray], limits: list[int]) -> list[int]:
@@ -379,7 +417,8 @@ def _ds_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 register(OpDef("dynamic-slice", (1, None), (AttrSpec("dynamic_slice_sizes", "ints"),), _ds_infer, _ds_eval,
                _ds_smt, "structural", "operand of any type, integer scalar start indices",
-               "each start index is clamped to [0, dim - size] before slicing (never out of bounds)"))
+               "each start index is clamped to [0, dim - size] before slicing (never out of bounds)",
+               shape=_ds_shape))
 
 
 def _dus_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env) -> Type:
@@ -389,7 +428,7 @@ def _dus_infer(types: list[Type], attrs: Attrs, declared: Type | None, env: Env)
     if u.rank != x.rank or any(a > b for a, b in zip(u.shape, x.shape, strict=True)):
         raise OpError(f"update {u.short()} does not fit in operand {x.short()}")
     _check_indices(types, x.rank, 2)
-    return TensorType(x.dtype, x.shape)
+    return TensorType(x.dtype, _operand_shape(types, attrs, declared))
 
 
 def _dus_eval(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
@@ -419,5 +458,6 @@ def _dus_smt(args: list[Any], attrs: Attrs, out: Type, env: Env) -> Any:
 
 register(OpDef("dynamic-update-slice", (2, None), (), _dus_infer, _dus_eval, _dus_smt, "structural",
                "operand and update of one type, integer scalar start indices",
-               "the paper's upslice: start indices clamped to [0, dim - update size], then overwrite"))
+               "the paper's upslice: start indices clamped to [0, dim - update size], then overwrite",
+               shape=_operand_shape))
 

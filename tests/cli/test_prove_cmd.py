@@ -45,7 +45,7 @@ def test_rule_file_parse_error_is_file_line_col_exit_2(tmp_path: Path, capsys: p
     assert main(["prove", str(f)]) == 2
     assert f"{f}:1:1: unknown operator 'frob'" in capsys.readouterr().err
     py = tmp_path / "r.py"
-    py.write_text("from accv.rules import rule\n\nx = = 1\n")
+    py.write_text("from rewrite_rules.api import rule\n\nx = = 1\n")
     assert main(["prove", str(py)]) == 2
     assert f"{py}:3:" in capsys.readouterr().err
 
@@ -110,8 +110,8 @@ def test_junit_has_one_testcase_per_instantiation(tmp_path: Path) -> None:
 def test_xla_spellings_parse_and_the_name_keeps_them() -> None:
     """XLA's logical operators (Python keywords as bare names) and hyphenated opcodes read in the
     text form; a hyphen elsewhere stays arithmetic and the rule's name is the line as written."""
-    from accv.rule_text import RuleSyntaxError, parse_rule
     from rewrite_rules.dsl import Op
+    from rewrite_rules.text import RuleSyntaxError, parse_rule
 
     r = parse_rule("logical_not(logical_not(p)) => p  for pred  rank 1")
     lhs = r.instantiate("pred", 1)[1]

@@ -15,7 +15,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from accv.rule_text import parse_rules
+from rewrite_rules.text import parse_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ interpreter, and is compared bit for bit with the XLA outputs stored next to it.
 The stored outputs come from jax's default flags, so the interpreter runs in ``mode="xla-default"``
 (FMA contraction, bf16 excess precision). A dump is bit-exact, or within the declared bound: it
 contains an operator XLA:CPU approximates or sums in its own order (:data:`INEXACT_OPS`; their
-per-operator ulp bounds are semantics.compare.BOUNDED_ULPS / APPROX_ULPS) and every float output
+per-operator ulp bounds are each operator table entry's XlaBound, read by semantics.compare.op_bound) and every float output
 element is within ``2**-20 * max|output|`` of XLA's. None may be outside; ``EXACT_AT_LEAST`` pins
 the bit-exact count. A dump with an operator whose bits are implementation-defined
 (:data:`UNINTERPRETED_OPS`: ``rng-bit-generator``, in pre-optimization dumps; XLA expands it in
@@ -21,10 +21,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from accv.npyio import load_input
 from semantics.errors import EvalError
 from semantics.hlo_parser import parse_file
 from semantics.interp import evaluate
+from semantics.npyio import load_input
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "jax"
 DUMPS = sorted(p for p in CORPUS.iterdir() if p.is_dir()) if CORPUS.exists() else []

@@ -1,6 +1,6 @@
 """The public rule API: write rewrite rules in Python and prove them with ``accv prove FILE.py``.
 
-    from accv.rules import rule, op, reverse, INTS
+    from rewrite_rules.api import rule, op, reverse, INTS
 
     @rule("reverse(reverse(x)) => x", dtypes=INTS)
     def _(c):
@@ -11,7 +11,7 @@ A rule is a function of a :class:`RuleCtx` ``c`` returning ``(lhs, rhs, precondi
 called once per claimed dtype and rank (docs/rules.md, "Writing a rule", describes the builders,
 which are :mod:`rewrite_rules.dsl`'s). :func:`rule` registers into the module being loaded (never
 the project's library); :func:`text_rule` adds a rule in the plain-text form
-(:mod:`accv.rule_text`). :func:`load_file` reads a ``.py`` or text rule file.
+(:mod:`rewrite_rules.text`). :func:`load_file` reads a ``.py`` or text rule file.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rewrite_rules import dsl
-from rewrite_rules.dsl import (
+from semantics.errors import InputError, SourceLoc
+
+from . import dsl
+from .dsl import (
     ALL,
     FLOATS,
     INTS,
@@ -56,9 +58,7 @@ from rewrite_rules.dsl import (
     vadd,
     vsub,
 )
-from semantics.errors import InputError, SourceLoc
-
-from .rule_text import RuleSyntaxError, parse_rule, parse_rules
+from .text import RuleSyntaxError, parse_rule, parse_rules
 
 __all__ = [
     "rule", "text_rule", "load_file", "Rule", "RuleCtx", "Node", "RuleSyntaxError", "ALL", "FLOATS", "INTS", "NUM",
@@ -124,7 +124,7 @@ def load_file(path: str | Path) -> list[Rule]:
     finally:
         reg = _LOADING.pop()
     if not reg:
-        raise RuleSyntaxError("defines no rule (use @accv.rules.rule or text_rule)", SourceLoc(str(path), 1, 1))
+        raise RuleSyntaxError("defines no rule (use @rewrite_rules.api.rule or text_rule)", SourceLoc(str(path), 1, 1))
     import dataclasses
 
     return [dataclasses.replace(r, family=p.stem) if r.family == "user" else r for r in reg.values()]

@@ -30,11 +30,13 @@ from typing import Any
 
 import z3
 
-from rewrite_rules import dsl
-from rewrite_rules.dsl import Node, Op, Rule, RuleCtx, TVar
 from semantics.dtypes import DTYPES
 from semantics.errors import AccvError, SourceLoc
 from semantics.ops import REGISTRY
+
+from . import dsl
+from .dsl import Node, Rule, RuleCtx, TVar
+from .node_types import NotTypable, node_type
 
 __all__ = ["RuleSyntaxError", "parse_rule", "parse_rules", "GROUPS"]
 
@@ -90,9 +92,11 @@ class _Builder:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _shape_dtype(self, n: Node) -> tuple[list[Any], str]:
-        from verif.symbolic import Encoder
-
-        t = Encoder(self.c.dtype, shapes_only=True).encode(n)
+        """The shape and element type of ``n``, by the operator table's shape rules."""
+        try:
+            t = node_type(n, self.c.dtype)
+        except NotTypable as e:
+            raise _Err(None, f"cannot infer the shape of a number beside this operand: {e}") from None
         return list(t.shape), t.dtype.name
 
     def resolve(self, v: Node | _Splat, like: Node | None, where: ast.AST) -> Node:
