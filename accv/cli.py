@@ -55,7 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from semantics.interp import evaluate
     from semantics.types import TensorType
 
-    from .npyio import load_input
+    from semantics.npyio import load_input
 
     g = _read_graph(args.file)
     if args.inputs:
@@ -82,7 +82,7 @@ def _write_outputs(args: argparse.Namespace, kind: str, source_file: str, outs: 
                    types: list[str], inputs: list[np.ndarray]) -> None:
     """Save outputs (and generated inputs) as .npy under --out (default build/<kind>/<file stem>)
     and print each output's type and checksum."""
-    from .npyio import save_output
+    from semantics.npyio import save_output
 
     out_dir = Path(args.out) if args.out else Path("build") / kind / Path(source_file).stem
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -108,7 +108,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     from compilers.targets import load_target
     from semantics.inputs import random_array
 
-    from .npyio import load_input
+    from semantics.npyio import load_input
 
     acc = load_target(args.target)
     prog = read_asm(args.program)
@@ -140,31 +140,29 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileResult, asm path)
+def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, Compiled, asm path)
     """Compile ``args.file`` for ``args.target``, write the assembly (and the stream / C form) and
     print the one-line summary; shared by ``compile`` and ``check``."""
-    from compilers.act import Unsupported, compile_graph
-    from compilers.act.rewrite import IrRules
+    from compilers.compile import compile
+    from compilers.errors import Unsupported
     from compilers.program import print_asm
     from compilers.targets import load_target, target_package
-    from verif.gate import ProofGate
 
     g = _read_graph(args.file)
     acc = load_target(args.target)
-    gate = ProofGate(prove_missing=args.proofs == "prove", log=lambda m: print(f"accv: {m}", file=sys.stderr))
     cost = None
     if getattr(args, "cost", "description") == "rtl":
         from semantics.inputs import random_inputs
 
-        from .check import rtl_cost
+        from check.cost import rtl_cost
 
         cost = rtl_cost(acc, random_inputs(g, args.seed))
     try:
-        res = compile_graph(g, acc, cost=cost, rules=IrRules.for_target(acc, gate))
+        res = compile(g, acc, proofs=args.proofs, cost=cost, log=lambda m: print(f"accv: {m}", file=sys.stderr))
     except Unsupported as e:
-        if gate.skipped:
-            raise Unsupported(f"{e.reason} ({len(gate.skipped)} rule instantiation(s) without a passing proof "
-                              f"were not used, e.g. '{sorted(gate.skipped)[0]}')") from None
+        if e.skipped:
+            raise Unsupported(f"{e.reason} ({len(e.skipped)} rule instantiation(s) without a passing proof "
+                              f"were not used, e.g. '{e.skipped[0]}')") from None
         raise
     prog = res.program
     out = Path(args.output) if args.output else Path("build") / "compile" / Path(args.file).stem / f"{acc.name}.asm"
@@ -180,8 +178,8 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
     what = "RTL-measured" if cost is not None else "estimated"
     print(f"{args.file}: {len(prog.instructions)} instructions for {acc.name}, {what} {res.cost:g} cycles, "
           f"{hbm_bytes} HBM bytes moved, {len(prog.constants)} constant(s); compiled in {st.total * 1e3:.1f} ms "
-          + (f"(+ {gate.seconds:.1f} s proving {len(gate.proved_now)} rule instantiation(s) at first use) "
-             if gate.proved_now else "")
+          + (f"(+ {res.proofs.seconds:.1f} s proving {len(res.proofs.proved)} rule instantiation(s) at first use) "
+             if res.proofs.proved else "")
           + f"({st.candidates} candidate(s); the selected one found after {st.best_at * 1e3:.1f} ms, generation not "
           "counted)")
     if st.times["gen"] >= 0.001:
@@ -198,28 +196,26 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, CompileR
 
 
 def _run_check(args: argparse.Namespace, g, acc, prog, out: Path, backend_name: str) -> int:  # noqa: ANN001
-    from .backends import REGISTRY, get_backend
-    from .check import check_program
+    from check.backends import REGISTRY, get_backend
+    from check.run import check_program
 
     backend = get_backend(acc, backend_name)
-    chk = check_program(g, acc, prog, args.check, args.seed, args.file, out.parent / "reproducer", backend=backend)
-    if not chk.ok:
-        print(f"accv: {args.file}: compiled program on the {acc.name} {backend.name} backend differs from the "
-              f"reference on {chk.message}; reproducer in {chk.reproducer}", file=sys.stderr)
+    v = check_program(g, acc, prog, args.check, args.seed, backend=backend, repro_dir=out.parent / "reproducer")
+    where = f"the {acc.name} {REGISTRY[backend.name].title}"
+    if not v.ok:
+        what = "differs from" if v.outcome == "mismatch" else "crashed while held to"
+        print(f"accv: {args.file}: compiled program on {where} {what} {v.contract} on {v.message}; reproducer "
+              f"in {v.reproducer} (replay: accv fuzz --replay {v.reproducer})", file=sys.stderr)
         return 1
-    cyc = "" if chk.cycles is None else f"; {chk.cycles} cycles"
-    informative = sum(r.share > 0 for r in chk.sets)
-    what = "check DEGENERATE" if chk.degenerate else "check"
-    if chk.contract:
-        print(f"  {what}: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal "
-              f"{chk.contract} bit for bit (a NaN matches any NaN) and the reference within its declared bound "
-              f"(not bit for bit: the sum's order is the instruction's){cyc}; {informative} of {chk.runs} informative")
-    else:
-        print(f"  {what}: {chk.runs} random input set(s) on the {acc.name} {REGISTRY[backend.name].title} equal the "
-              f"reference bit for bit{cyc}; {informative} of {chk.runs} informative")
-    for i, r in enumerate(chk.sets):
+    cycles = v.cycles.get(backend.name)
+    cyc = "" if cycles is None else f"; {cycles} cycles"
+    informative = sum(r.share > 0 for r in v.sets)
+    what = "check DEGENERATE" if v.degenerate else "check"
+    print(f"  {what}: {v.runs} random input set(s) on {where} equal {v.contract}{cyc}; "
+          f"{informative} of {v.runs} informative")
+    for i, r in enumerate(v.sets):
         print(f"    set {i} ({r.kind}, seed {r.seed}): {r.text}")
-    if chk.degenerate:
+    if v.degenerate:
         print(f"accv: {args.file}: DEGENERATE check: no input set's outputs carry information (all NaN/inf or "
               "constant), so the agreement says nothing about the program's values (exit 6)", file=sys.stderr)
         return 6
@@ -234,9 +230,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from check.backends import unavailable
     from compilers.backend import BackendUnavailable
-
-    from .backends import unavailable
 
     if args.check < 1:
         raise InputError("--check must be at least 1")
@@ -262,7 +257,7 @@ def _input_args(p: argparse.ArgumentParser, per: str, default_out: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .backends import REGISTRY, backend_names
+    from check.backends import REGISTRY, backend_names
 
     ap = argparse.ArgumentParser(prog="accv", description="Verification and differential testing of tensor-accelerator compilers.")
     ap.add_argument("--version", action="version", version=f"accv {__version__}")

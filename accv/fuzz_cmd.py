@@ -51,21 +51,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.replay:
-        from fuzz.reduce import replay
+        from check.evaluate import replay
 
         if not (Path(args.replay) / "replay.json").is_file():
             raise InputError(f"{args.replay}: not a reproducer folder (no replay.json)")
         v = replay(args.replay)
         print(f"{args.replay}: {v.outcome}" + (f": {v.reason}" if v.reason else ""))
-        return 1 if v.signature("x") is not None else 0
+        return 1 if v.failed else 0
+    from compilers.targets import TARGETS
     from fuzz.campaign import CampaignArgs, report_lines, run_campaign
-    from fuzz.oracles import BACKENDS
     from fuzz.triage import compare_with_previous, triage
 
     targets = _list(args.target)
     for t in targets:
-        if t not in BACKENDS:
-            raise InputError(f"--target: unknown target '{t}' (known: {', '.join(BACKENDS)})")
+        if t not in TARGETS:
+            raise InputError(f"--target: unknown target '{t}' (known: {', '.join(TARGETS)})")
     if args.minutes is None and args.cases is None:
         args.minutes = 2.0
     ca = CampaignArgs(targets=targets, backends=_list(args.backend), cases=args.cases, minutes=args.minutes,

@@ -1,4 +1,5 @@
-"""Where a benchmark's JSON goes and what it records about the run (the machine, the date, the commit).
+"""Where a benchmark's kernels and JSON are, and what it records about the run (the machine, the
+date, the commit).
 
 The figures in docs/ are rendered from ``bench/results/*.json`` by ``bench/docs_tables.py``; every
 benchmark that feeds a docs table writes there by default, and stamps its JSON with
@@ -15,6 +16,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
+#: the Act paper's kernels, kept in the repository (the example regression suite)
+PAPER = ROOT / "examples" / "regression"
+#: the read-only corpus beside the repository (Act's NNSmith-derived fuzz kernels, its library kernels)
+SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 def _cpu_model() -> str:

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from compilers.targets.amx.emit_c import emit_c  # noqa: E402
-from compilers.targets.amx.backends import EmulatedBackend, image_mismatch  # noqa: E402
+from check.policy import Policy, compare_images  # noqa: E402
+from compilers.targets.amx.backends import EmulatedBackend  # noqa: E402
 from compilers.targets.amx.cbuild import build, gcc_version, run_image  # noqa: E402
 from fuzz.amx_programs import graph, load_set  # noqa: E402
 from compilers.program import hbm_image  # noqa: E402
@@ -69,7 +70,8 @@ def main() -> int:
     t0 = time.perf_counter()
     sims = {n: simulate_image(acc, progs[n], imgs[n]) for n in names}
     sim = time.perf_counter() - t0
-    agree = sum(image_mismatch(progs[n], finals[n], sims[n]) is None for n in names)
+    agree = sum(compare_images(progs[n], finals[n], sims[n], Policy.of(progs[n], EmulatedBackend)) is None
+                for n in names)
     instrs = sum(len(progs[n]) for n in names)
     res = {
         "programs": len(names), "distinct_units": len(cold), "instructions": instrs, "agree_with_simulator": agree,

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPER = ROOT.parent / "shared" / "corpus" / "paper"
+from bench._meta import PAPER  # noqa: E402
 DEFAULT = "amx_k5,amx_k1,gemmini_gemm,composite_add_mm_add,qkv_attention"
 _GEN = re.compile(r"gen ([0-9.]+)")
 

@@ -1,6 +1,6 @@
 """Compile-time benchmark of the Act compiler (issue 5; seed 000 §9.4, Fig. 21).
 
-For every kernel: the compile time (all of ``compile_graph``, through the enumeration's stop;
+For every kernel: the compile time (all of ``compilers.compile.compile``, through the enumeration's stop;
 best of ``--trials``, and the mean of the trials after the first, the steady state), the time to
 the program the compile selected (``Stats.best_at``: Fig. 14a's ``final.time``, which is what Act
 reports -- "The compilation time reported is final.time in Fig. 14 (a) [...] averaged over 20
@@ -32,16 +32,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accv.check import check_program  # noqa: E402
-from compilers.act import Unsupported, compile_graph  # noqa: E402
-from compilers.act.rewrite import IrRules  # noqa: E402
+from check.run import check_program  # noqa: E402
+from compilers.compile import compile, rules_for  # noqa: E402
+from compilers.errors import Unsupported  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.errors import AccvError  # noqa: E402
 from semantics.hlo_parser import parse_file, parse_hlo  # noqa: E402
-from verif.gate import ProofGate  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
-RULES: dict[str, IrRules] = {}      # per target: the rules behind a gate that proves what is missing
+from bench._meta import PAPER, SHARED_CORPUS as CORPUS  # noqa: E402
 
 
 def target_of(name: str) -> str:
@@ -76,7 +74,7 @@ def vnni_kernel(name: str):  # noqa: ANN201
     """The corpus K1 / K2 with B declared in TDPBUSD's VNNI layout ({0,1:T(4,1)}: 4 consecutive k of
     one column per dword) instead of the corpus's row-major {1,0:T(16,64)}: the kernels whose
     programs are the paper's Figs. 43 and 46 (16 and 9 instructions; see docs/compiler.md)."""
-    text = (CORPUS / "paper" / f"{name}.hlo").read_text()
+    text = (PAPER / f"{name}.hlo").read_text()
     return parse_hlo(text.replace("{1,0:T(16,64)}", "{0,1:T(4,1)}"), f"{name}_vnni")
 
 
@@ -96,7 +94,7 @@ class Bench:
     def trial(self) -> None:
         t0 = time.perf_counter()
         try:
-            res = compile_graph(self.graph, self.acc, rules=RULES.get(self.acc.name))
+            res = compile(self.graph, self.acc, proofs="prove")
         except Unsupported as e:
             self.rec.update(outcome="unsupported", reason=e.reason if hasattr(e, "reason") else str(e),
                             seconds=time.perf_counter() - t0)
@@ -165,11 +163,11 @@ def main() -> int:
         # a missing rule proof is proved at its first use, as accv compile does (outside the
         # compile times: Stats.total leaves proofs out), so the outcomes do not depend on what
         # earlier runs happened to prove
-        RULES[t] = IrRules.for_target(load_target(t), ProofGate(prove_missing=True))
+        rules_for(load_target(t), "prove")
         gen[t] = time.perf_counter() - t0
     jobs = []
     if args.set in ("paper", "all"):
-        jobs += [(p.stem, parse_file(p), target_of(p.stem)) for p in sorted((CORPUS / "paper").glob("*.hlo"))]
+        jobs += [(p.stem, parse_file(p), target_of(p.stem)) for p in sorted(PAPER.glob("*.hlo"))]
     if args.set in ("fuzz", "all"):
         jobs += [(p.name.split(".")[0], parse_file(p), "gemmini")
                  for p in sorted((CORPUS / "act-gemmini-fuzz").glob("*.hlo"))]

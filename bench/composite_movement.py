@@ -22,15 +22,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accv.check import check_program  # noqa: E402
-from compilers.act import compile_graph  # noqa: E402
+from check.run import check_program  # noqa: E402
+from compilers.compile import compile  # noqa: E402
 from compilers.isa import Accelerator  # noqa: E402
 from compilers.program import Program  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.hlo_parser import parse_file  # noqa: E402
 from semantics.ir import Graph  # noqa: E402
 
-PAPER = ROOT.parent / "shared" / "corpus" / "paper"
+from bench._meta import PAPER  # noqa: E402
 
 
 def library_calls(g: Graph) -> list[str]:
@@ -59,13 +59,13 @@ def main() -> int:
     lib = {}
     for name in ("gemm", "add"):
         g = parse_file(PAPER / f"gemmini_{name}.hlo")
-        r = compile_graph(g, acc)
+        r = compile(g, acc)
         assert check_program(g, acc, r.program, 3).ok, name
         lib[name] = measure(acc, r.program, r.cost)
     rows = []
     for p in sorted(PAPER.glob("composite_*.hlo")):
         g = parse_file(p)
-        r = compile_graph(g, acc)
+        r = compile(g, acc)
         chk = check_program(g, acc, r.program, 3)
         act = measure(acc, r.program, r.cost)
         calls = library_calls(g)

@@ -7,8 +7,11 @@ directory and import path are that checkout, so a worktree of an older commit co
 files with its own code), and compares two such runs (``compare``).
 
 The set: the 18 paper kernels, the 100 act-gemmini-fuzz kernels, K1/K2 with B in VNNI layout, the
-391-node stress kernel, and the random graphs of ``fuzz.opsets`` (every target's operator lists,
-the seeds the random-graph test and campaign use).
+391-node stress kernel, the random graphs of ``fuzz.opsets`` (every target's operator lists,
+the seeds the random-graph test and campaign use), and the middle end's layers (:data:`LAYERS`:
+quantized GEMM layers of random and real sizes with every tail, for Gemmini and for AMX with B in
+VNNI layout; the convolution layers of bench/tiling_conv.py; AMX bf16 layers; QKV attention,
+matmul and softmax kernels of more rows than one block).
 
     python bench/program_set.py make build/progset
     python bench/program_set.py compile build/progset --root . --json build/progset/head.json
@@ -25,7 +28,6 @@ both sides, so both compile with the same proven rules).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -33,7 +35,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = ROOT.parent / "shared" / "corpus"       # bench/_meta.SHARED_CORPUS (this script runs without the package)
+PAPER = ROOT / "examples" / "regression"
 
 #: random-graph seeds per (target, operator list number): those of the random-graph test and of
 #: the campaigns the docs report
@@ -44,6 +47,71 @@ RANDOM_SEEDS = {
     ("amx", 1): list(range(120, 160)),
     ("amx", 2): [1081, 1161, *range(1200, 1260)],
 }
+
+
+#: the middle end's layers: (name, target, kind, arguments); kind ``gemm`` = (M, K, N, bias, scale,
+#: relu), ``conv`` = bench/tiling_conv.py's layer tuple, ``bf16`` = (M, K, N), ``rows`` = (kernel, rows)
+LAYERS: tuple[tuple[str, str, str, tuple], ...] = (
+    *((f"gemm_{tgt}_{m}x{k}x{n}_{t}", tgt, "gemm", (m, k, n, b, sc, r))
+      for tgt in ("gemmini", "amx")
+      for m, k, n, b, sc, r, t in ((1, 1, 1, False, None, False, "raw"), (5, 3, 7, True, 1.0, False, "sat"),
+                                   (16, 16, 16, False, None, False, "raw"), (17, 33, 15, True, 0.0625, True, "scale"),
+                                   (37, 70, 29, False, 1.0, True, "satrelu"), (64, 64, 64, False, 1.0, False, "sat"),
+                                   (97, 131, 61, True, 0.1, False, "scale"), (128, 256, 96, True, 3 / 16, True, "scale"),
+                                   (257, 64, 300, False, None, False, "raw"))),
+    ("gemm_256x256x256_sat", "gemmini", "gemm", (256, 256, 256, False, 1.0, False)),
+    ("gemm_12544x64x256_sat", "gemmini", "gemm", (12544, 64, 256, False, 1.0, False)),
+    *((f"conv_{i}", "gemmini", "conv", spec) for i, spec in enumerate((
+        (1, 5, 5, 3, 3, 8, 1, 0, False, "raw"), (1, 8, 8, 3, 3, 16, 1, 1, True, "scale 1/16+relu"),
+        (1, 9, 9, 8, 3, 8, 2, 1, False, "sat"), (1, 16, 16, 16, 1, 32, 1, 0, True, "scale 1/16+relu"),
+        (1, 17, 13, 24, 1, 40, 2, 0, False, "sat"), (2, 12, 12, 17, 3, 24, 2, 0, True, "raw"),
+        (1, 28, 28, 64, 3, 64, 1, 1, True, "scale 1/16+relu")))),
+    *((f"bf16_{m}x{k}x{n}", "amx", "bf16", (m, k, n)) for m, k, n in ((16, 32, 16), (37, 70, 29), (128, 256, 128))),
+    *((f"rows_{kind}_{m}", "qkv", "rows", (kind, m)) for kind, m in (("attention", 65), ("attention", 200),
+                                                                    ("matmul", 130), ("softmax", 129))),
+)
+_CONV_TAILS = {"raw": (None, False), "sat": (1.0, False), "scale 1/16+relu": (0.0625, True)}
+
+
+def layer_text(kind: str, args: tuple, target: str) -> str:
+    """HLO text of one :data:`LAYERS` entry."""
+    from semantics.build import tensor
+    from semantics.hlo_printer import print_hlo
+
+    if kind == "gemm":
+        from compilers.middle.gemm import layer_graph
+
+        m, k, n, bias, scale, relu = args
+        vnni = tensor("s8", k, n, layout=(1, 0), tiles=(4, 1)) if target == "amx" else None   # TDPBSSD's B
+        return print_hlo(layer_graph(m, k, n, bias=bias, scale=scale, relu=relu, b_layout=vnni))
+    if kind == "conv":
+        from compilers.middle.conv import conv_graph
+
+        n, h, w, c, kk, o, s, p, bias, tail = args
+        scale, relu = _CONV_TAILS[tail]
+        return print_hlo(conv_graph(n, h, w, c, kk, o, s, p, bias=bias, scale=scale, relu=relu))
+    if kind == "bf16":
+        from compilers.middle.gemm_bf16 import layer_graph_bf16
+
+        return print_hlo(layer_graph_bf16(*args))
+    if kind == "rows":
+        what, m = args
+        add = ("HloModule rows\n\nadd_bf16 {\n  x = bf16[] parameter(0)\n  y = bf16[] parameter(1)\n"
+               "  ROOT s = bf16[] add(x, y)\n}\n\n")
+        if what == "matmul":
+            return (f"HloModule mm\nENTRY mm {{\n  a = bf16[{m},64] parameter(0)\n  b = bf16[64,64] parameter(1)\n"
+                    f"  ROOT d = bf16[{m},64] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n")
+        soft = (f"  z = bf16[] constant(0)\n  r = bf16[{m}] reduce(e, z), dimensions={{1}}, to_apply=add_bf16\n"
+                f"  b = bf16[{m},64] broadcast(r), dimensions={{0}}\n")
+        if what == "softmax":
+            return add + (f"ENTRY softmax {{\n  x = bf16[{m},64] parameter(0)\n  e = bf16[{m},64] exponential(x)\n"
+                          + soft + f"  ROOT p = bf16[{m},64] divide(e, b)\n}}\n")
+        return add + (f"ENTRY attention {{\n  q = bf16[{m},64] parameter(0)\n  k = bf16[64,64] parameter(1)\n"
+                      "  v = bf16[64,64] parameter(2)\n  kt = bf16[64,64] transpose(k), dimensions={1,0}\n"
+                      f"  s = bf16[{m},64] dot(q, kt), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n"
+                      f"  e = bf16[{m},64] exponential(s)\n" + soft + f"  p = bf16[{m},64] divide(e, b)\n"
+                      f"  ROOT o = bf16[{m},64] dot(p, v), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n")
+    raise ValueError(f"unknown layer kind {kind}")
 
 
 def _make(out: Path) -> None:
@@ -59,7 +127,7 @@ def _make(out: Path) -> None:
         (out / f"{name}.hlo").write_text(text)
         manifest.append({"name": name, "target": target})
 
-    for p in sorted((CORPUS / "paper").glob("*.hlo")):
+    for p in sorted(PAPER.glob("*.hlo")):
         t = "qkv" if p.stem.startswith("qkv") else "amx" if p.stem.startswith("amx") else "gemmini"
         put(p.stem, t, p.read_text())
         if p.stem in ("amx_k1", "amx_k2"):
@@ -75,6 +143,8 @@ def _make(out: Path) -> None:
         for s in seeds:
             g = random_graph(s, ops=ops, dtypes=dtypes, max_ops=4)
             put(f"random_{target}{k}_{s}", target, print_hlo(g))
+    for name, target, kind, args in LAYERS:
+        put(name, target, layer_text(kind, args, target))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"{len(manifest)} kernels in {out}")
 
@@ -85,27 +155,36 @@ import hashlib, json, os, sys, time
 root, setdir = sys.argv[1], sys.argv[2]
 os.chdir(root)
 sys.path.insert(0, root)
-from compilers.act import Unsupported, compile_graph
-from compilers.act.rewrite import IrRules
-try:
-    from verif.gate import ProofGate
-except ImportError:                      # a checkout from before the gate moved to verif/
-    from compilers.act.rewrite import ProofGate
 from compilers.program import print_asm
 from compilers.targets import load_target
 from semantics.errors import AccvError
 from semantics.hlo_parser import parse_file
-accs = {}
+try:                                     # the compiler's one entry (the middle end, then Act)
+    from compilers.compile import compile as _compile
+    from compilers.errors import Unsupported
+
+    def compile_kernel(graph, acc):
+        return _compile(graph, acc, proofs="prove")
+except ImportError:                      # a checkout from before compilers.compile existed
+    from compilers.act import Unsupported, compile_graph
+    from compilers.act.rewrite import IrRules
+    try:
+        from verif.gate import ProofGate
+    except ImportError:                  # a checkout from before the gate moved to verif/
+        from compilers.act.rewrite import ProofGate
+    _rules = {}
+
+    def compile_kernel(graph, acc):       # missing proofs are proved at first use, as accv compile does
+        if acc.name not in _rules:
+            _rules[acc.name] = IrRules.for_target(acc, ProofGate(prove_missing=True))
+        return compile_graph(graph, acc, rules=_rules[acc.name])
 for line in sys.stdin:
     name, target = line.split()
-    if target not in accs:               # missing proofs are proved at first use, as accv compile does
-        acc = load_target(target)
-        accs[target] = (acc, IrRules.for_target(acc, ProofGate(prove_missing=True)))
-    acc, rules = accs[target]
+    acc = load_target(target)
     rec = {"name": name, "target": target}
     t0 = time.process_time()
     try:
-        res = compile_graph(parse_file(os.path.join(setdir, name + ".hlo")), acc, rules=rules)
+        res = compile_kernel(parse_file(os.path.join(setdir, name + ".hlo")), acc)
         text = print_asm(res.program)
         rec.update(outcome="compiled", instructions=len(res.program.instructions),
                    asm=hashlib.sha256(text.encode()).hexdigest()[:16])

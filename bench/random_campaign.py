@@ -25,7 +25,6 @@ import argparse
 import collections
 import hashlib
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -33,15 +32,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accv.check import check_program  # noqa: E402
-from compilers.act import Unsupported, compile_graph  # noqa: E402
-from compilers.act.rewrite import IrRules  # noqa: E402
+from check.run import check_program  # noqa: E402
+from compilers.compile import compile, rules_for  # noqa: E402
+from compilers.errors import Unsupported  # noqa: E402
 from compilers.act.tiling import Tiler  # noqa: E402
 from compilers.program import print_asm  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402
 from fuzz.opsets import OPSETS as OPS  # noqa: E402  (operators, dtypes) per (target, list number)
-from verif.gate import ProofGate  # noqa: E402
 
 
 def _seeds(text: str) -> list[int]:
@@ -67,8 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ops, dtypes = OPS[(args.target, args.ops)]
     acc = load_target(args.target)
-    gate = ProofGate(prove_missing=args.proofs == "prove")
-    rules = IrRules.for_target(acc, gate)
+    gate = rules_for(acc, args.proofs).gate
     Tiler.CHECK_MOVED = args.check_moved
     seeds = _seeds(args.seeds)
     results: dict[int, dict] = {}
@@ -83,9 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         proving = gate.seconds
         rec: dict = {}
         try:
-            res = compile_graph(g, acc, rules=rules)
+            res = compile(g, acc, proofs=args.proofs)
         except Unsupported as e:
-            rec = {"outcome": "exit3", "reason": str(e)}
+            rec = {"outcome": "exit3", "reason": str(e), "operator": e.op}
         except Exception as e:  # noqa: BLE001 - a crash is what the campaign looks for
             rec = {"outcome": "crash", "reason": f"{type(e).__name__}: {e}"}
         else:
@@ -99,8 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     by_op = collections.Counter()
     for r in results.values():
         if r["outcome"] == "exit3":
-            m = re.search(r"computes (\S+) on", r["reason"])
-            by_op[m.group(1) if m else r["reason"][:60]] += 1
+            by_op[r["operator"] or r["reason"][:60]] += 1
     slow = sorted(results.items(), key=lambda kv: -kv[1]["seconds"])[:3]
     print(f"{args.target}, list {args.ops}, seeds {args.seeds}, up to {args.max_ops} operators: "
           f"{counts['ok']} compiled and checked, {counts['exit3']} exit 3, "

@@ -1,6 +1,6 @@
 """Compiled paper kernels on the RTL (issue 6): outputs against the reference and measured cycles.
 
-For every kernel of ../shared/corpus/paper and each RTL target (gemmini, qkv): compile with the Act
+For every paper kernel (examples/regression) and each RTL target (gemmini, qkv): compile with the Act
 compiler (a kernel the target cannot run is listed with the compiler's reason), run the program on
 the Verilated RTL for ``--inputs`` random input sets (odd sets use edge values) and compare with the
 reference interpreter under the instructions' numeric contracts; report RTL cycles next to the
@@ -26,14 +26,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accv.backends import get_backend  # noqa: E402
-from accv.check import check_program  # noqa: E402
+from check.backends import get_backend  # noqa: E402
+from check.run import check_program  # noqa: E402
 from bench.composite_movement import library_calls  # noqa: E402
-from compilers.act import Unsupported, compile_graph  # noqa: E402
+from compilers.compile import compile  # noqa: E402
+from compilers.errors import Unsupported  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.hlo_parser import parse_file  # noqa: E402
 
-PAPER = ROOT.parent / "shared" / "corpus" / "paper"
+from bench._meta import PAPER  # noqa: E402
 
 
 def main() -> int:
@@ -51,7 +52,7 @@ def main() -> int:
             g = parse_file(p)
             row: dict = {"kernel": p.stem, "target": target}
             try:
-                r = compile_graph(g, acc)
+                r = compile(g, acc)
             except Unsupported as e:
                 row["skipped"] = e.reason
                 rows.append(row)

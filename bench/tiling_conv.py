@@ -27,12 +27,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accv.backends import get_backend  # noqa: E402
-from compilers.act import compile_graph  # noqa: E402
-from compilers.middle.conv import conv_hlo, recognize_conv  # noqa: E402
+from check.backends import get_backend  # noqa: E402
+from compilers.compile import compile  # noqa: E402
+from compilers.middle.conv import conv_graph, recognize_conv  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from compilers.targets.gemmini import DIM  # noqa: E402
-from semantics.hlo_parser import parse_hlo  # noqa: E402
 from semantics.inputs import random_inputs  # noqa: E402
 from semantics.interp import evaluate  # noqa: E402
 
@@ -60,12 +59,12 @@ def _name(spec: tuple) -> str:
 def _run(spec: tuple, backend: str, seed: int) -> dict:
     n, h, w, c, k, o, s, p, bias, tail = spec
     scale, relu = TAILS[tail]
-    g = parse_hlo(conv_hlo(n, h, w, c, k, o, s, p, bias=bias, scale=scale, relu=relu))
+    g = conv_graph(n, h, w, c, k, o, s, p, bias=bias, scale=scale, relu=relu)
     cv = recognize_conv(g)
     assert cv is not None
     acc = load_target("gemmini")
     t0 = time.perf_counter()
-    res = compile_graph(g, acc)
+    res = compile(g, acc)
     dt = time.perf_counter() - t0
     xs = random_inputs(g, seed, edges=bool(seed % 2))
     (want,) = evaluate(g, xs)

@@ -32,12 +32,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accv.backends import get_backend  # noqa: E402
-from compilers.act import compile_graph  # noqa: E402
-from compilers.middle.gemm import layer_hlo  # noqa: E402
+from check.backends import get_backend  # noqa: E402
+from compilers.compile import compile  # noqa: E402
+from compilers.middle.gemm import layer_graph  # noqa: E402
+from semantics.build import tensor  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from compilers.targets.gemmini import DIM, encode  # noqa: E402
-from semantics.hlo_parser import parse_hlo  # noqa: E402
 from semantics.inputs import random_inputs  # noqa: E402
 from semantics.interp import evaluate  # noqa: E402
 
@@ -51,16 +51,15 @@ def _size(rng: random.Random) -> int:
     return rng.choice(PRIMES) if rng.random() < 1 / 3 else rng.randint(1, 300)
 
 
-def _vnni(text: str, k: int, n: int) -> str:
+def _vnni(k: int, n: int):  # noqa: ANN202
     """B declared in VNNI layout, the operand AMX's TDPBSSD reads (weights pre-packed)."""
-    return text.replace(f"b = s8[{k},{n}] parameter(1)", f"b = s8[{k},{n}]{{1,0:T(4,1)}} parameter(1)")
+    return tensor("s8", k, n, layout=(1, 0), tiles=(4, 1))
 
 
-def _compile(text: str, target: str = "gemmini") -> tuple[object, object, float]:
-    g = parse_hlo(text)
+def _compile(g: object, target: str = "gemmini") -> tuple[object, object, float]:
     acc = load_target(target)
     t0 = time.perf_counter()
-    res = compile_graph(g, acc)
+    res = compile(g, acc)
     return g, res, time.perf_counter() - t0
 
 
@@ -82,8 +81,8 @@ def random_cases(n: int, seed: int) -> list[dict]:
         bias = rng.random() < 0.5
         name, scale, relu = rng.choice(TAILS)
         rec: dict = {"m": m, "k": k, "n": nn, "bias": bias, "tail": name, "edge_values": bool(i % 2)}
-        text = layer_hlo(m, k, nn, bias=bias, scale=scale, relu=relu)
-        for target, src in (("gemmini", text), ("amx", _vnni(text, k, nn))):
+        for target, b_layout in (("gemmini", None), ("amx", _vnni(k, nn))):
+            src = layer_graph(m, k, nn, bias=bias, scale=scale, relu=relu, b_layout=b_layout)
             g, res, dt = _compile(src, target)
             ok, cycles, run_s = _check(g, res.program, "sim", i, target)
             rec[target] = {"instructions": len(res.program), "micro_kernels": res.stats.micro_kernels,
@@ -98,7 +97,7 @@ def random_cases(n: int, seed: int) -> list[dict]:
 def layers() -> list[dict]:
     out = []
     for m, k, n in ((32, 64, 32), (1024, 1024, 1024)):
-        g, res, dt = _compile(layer_hlo(m, k, n, bias=True, scale=0.0625, relu=True, name="qlinear"))
+        g, res, dt = _compile(layer_graph(m, k, n, bias=True, scale=0.0625, relu=True, name="qlinear"))
         prog = res.program
         stores = sorted({f"{c.name}(scale=0x{c.env['scale']:08x}, relu={c.env['relu']})"
                          for c in prog.instructions if c.name.startswith("mvout")})
@@ -114,7 +113,7 @@ def layers() -> list[dict]:
 def rtl() -> list[dict]:
     out = []
     for m, k, n in ((64, 64, 64), (256, 256, 256), (12544, 64, 256)):
-        g, res, dt = _compile(layer_hlo(m, k, n, name="gemm"))
+        g, res, dt = _compile(layer_graph(m, k, n, name="gemm"))
         prog = res.program
         commands = len(encode(prog, DIM))
         ok, cycles, run_s = _check(g, prog, "rtl", 0)

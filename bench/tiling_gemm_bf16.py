@@ -30,13 +30,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accv.backends import get_backend, unavailable  # noqa: E402
-from compilers.act import compile_graph  # noqa: E402
-from compilers.middle.gemm_bf16 import layer_hlo_bf16  # noqa: E402
+from check.backends import get_backend, unavailable  # noqa: E402
+from compilers.compile import compile  # noqa: E402
+from compilers.middle.gemm_bf16 import layer_graph_bf16  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from compilers.targets.amx.bf16_sum import blocked_sum, sum_bound  # noqa: E402
 from semantics.compare import compare  # noqa: E402
-from semantics.hlo_parser import parse_hlo  # noqa: E402
 from semantics.inputs import random_inputs  # noqa: E402
 from semantics.interp import evaluate  # noqa: E402
 
@@ -63,10 +62,10 @@ def check_outputs(xs: list[np.ndarray], ref: np.ndarray, got: np.ndarray) -> dic
 
 
 def _case(m: int, k: int, n: int, seed: int, backends: tuple[str, ...]) -> dict:
-    g = parse_hlo(layer_hlo_bf16(m, k, n))
+    g = layer_graph_bf16(m, k, n)
     acc = load_target("amx")
     t0 = time.perf_counter()
-    res = compile_graph(g, acc)
+    res = compile(g, acc)
     dt = time.perf_counter() - t0
     xs = random_inputs(g, seed, edges=bool(seed % 2))
     (ref,) = evaluate(g, xs)

@@ -6,8 +6,9 @@ object that runs programs of one target), :class:`BackendKind` (a backend class 
 holds it: its name, the targets it runs, why it cannot run here, and how to make one for a
 target), :class:`RunResult` and :class:`BackendUnavailable`. The backends live beside what they
 run: ``sim`` in :mod:`compilers.simulator`, ``stream`` in :mod:`compilers.targets.gemmini.backend`,
-``rtl`` in :mod:`rtl_harness.runner`; the registry that maps (target, backend name) to one is
-:mod:`accv.backends`, above both ``compilers`` and ``rtl_harness``.
+``emulated`` / ``native`` in :mod:`compilers.targets.amx.backends`, ``rtl`` in
+:mod:`rtl_harness.runner`; the registry that maps (target, backend name) to one is
+:mod:`check.backends`, above both ``compilers`` and ``rtl_harness``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class Backend(Protocol):
 
 
 class BackendKind(Protocol):
-    """A backend class as :mod:`accv.backends` registers it."""
+    """A backend class as :mod:`check.backends` registers it."""
 
     #: the name users select it by (``accv check --backend NAME``)
     name: str
@@ -61,6 +62,9 @@ class BackendKind(Protocol):
     title: str
     #: the targets whose programs it runs
     targets: tuple[str, ...]
+    #: what it observes: whether a NaN it outputs carries the payload and sign the reference
+    #: models (the comparison rule, :mod:`check.policy`, compares NaN bits only where it does)
+    nan_bits: bool
 
     def unavailable(self) -> str | None:
         """Why it cannot run on this host (a missing toolchain), or None when it can."""

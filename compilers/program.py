@@ -11,18 +11,24 @@ The assembly text format (one instruction per line, as in seed 000 Fig. 10b)::
 
 ``#`` and ``//`` start comments. Types may carry XLA layouts (``s8[32,64]{1,0:T(16,64)}``): a
 tensor's bytes in HBM are its bflat image under that layout.
+
+A program also carries the numeric contract it was compiled under (``contract``,
+:mod:`compilers.contract`): not part of the text, and not of a program's equality; a program read
+from assembly has the default (the reference bit for bit).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from semantics.errors import AccvError, InputError, SourceLoc
 from semantics.types import TensorType
+
+from .contract import EXACT, Contract
 
 __all__ = ["AsmError", "Concrete", "Placement", "Program", "hbm_image", "parse_asm", "print_asm", "read_asm",
            "read_outputs"]
@@ -70,6 +76,8 @@ class Program:
     inputs: tuple[Placement, ...] = ()
     outputs: tuple[Placement, ...] = ()
     constants: tuple[tuple[int, bytes], ...] = ()
+    #: what a checker holds the outputs to (module doc)
+    contract: Contract = field(default=EXACT, compare=False)
 
     def __len__(self) -> int:
         return len(self.instructions)

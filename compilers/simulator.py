@@ -167,6 +167,7 @@ class SimBackend:
     name: ClassVar[str] = "sim"
     title: ClassVar[str] = "simulator"
     targets: ClassVar[tuple[str, ...]] = TARGETS
+    nan_bits: ClassVar[bool] = True     # it evaluates g_theta with the reference interpreter
 
     @classmethod
     def unavailable(cls) -> str | None:

@@ -1,6 +1,6 @@
 """The AMX programs the emulated and native backends are checked on, compiled once into a folder.
 
-The set: the paper's kernels amx_k1..k5 (../shared/corpus/paper, as compiled), K1 / K2 with B
+The set: the paper's kernels amx_k1..k5 (examples/regression, as compiled), K1 / K2 with B
 declared in VNNI layout (Figs. 43 / 46's 16 / 9 instructions), and the random AMX graphs of
 fuzz.opsets' AMX operator lists that compile (list 1: seeds 120-159, list 2:
 seeds 1200-1399, bench/random_campaign.py's generator; 1200-1319 is the campaign's range, 1320-1399
@@ -27,7 +27,7 @@ from compilers.program import Program, print_asm, read_asm
 __all__ = ["PAPER", "KERNELS", "RANDOM", "names", "graph", "compile_set", "load_set"]
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPER = ROOT.parent / "shared" / "corpus" / "paper"
+PAPER = ROOT / "examples" / "regression"
 ROW_MAJOR, VNNI = "{1,0:T(16,64)}", "{0,1:T(4,1)}"
 
 #: the paper kernels: name -> (HLO file stem, B declared in VNNI layout)
@@ -72,19 +72,17 @@ def compile_set(out: Path, which: Iterable[str] | None = None, log: bool = False
     """Compile the set (or ``which``) into ``out``: ``NAME.asm`` for each program that compiles and
     ``programs.json`` (merged with the manifest already there, in :func:`names` order); returns the
     manifest, name -> instruction count."""
-    from compilers.act import Unsupported, compile_graph
-    from compilers.act.rewrite import IrRules
-    from verif.gate import ProofGate
+    from compilers.compile import compile
+    from compilers.errors import Unsupported
     from compilers.targets import load_target
 
     acc = load_target("amx")
-    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / "programs.json"
     done: dict[str, int] = json.loads(manifest.read_text()) if manifest.exists() else {}
     for name in which if which is not None else names():
         try:
-            prog = compile_graph(graph(name), acc, rules=rules).program
+            prog = compile(graph(name), acc, proofs="prove").program
         except Unsupported as e:
             if log:
                 print(f"{name}: exit 3 ({e})", flush=True)

@@ -33,11 +33,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from check.verdict import FAILURES, Verdict
+
 from . import rtl_coverage
 from .case import CaseSpec, run_case, warm
-from .store import FAILURES, Case, Store
+from .store import Case, Store
 
-__all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool", "case_in_subprocess", "process_pool"]
+__all__ = ["CampaignArgs", "CampaignResult", "run_campaign", "case_in_pool", "case_in_subprocess", "died", "process_pool"]
 
 
 @dataclass(frozen=True)
@@ -71,9 +73,10 @@ class CampaignArgs:
 
 
 def _offers(target: str, backend: str) -> bool:
-    from .oracles import BACKENDS, GRAPH_ORACLES
+    from check.backends import backends_for
+    from check.oracles import GRAPH_ORACLES
 
-    return backend in BACKENDS.get(target, ()) or backend in GRAPH_ORACLES
+    return backend in backends_for(target) or backend in GRAPH_ORACLES
 
 
 @dataclass
@@ -124,21 +127,23 @@ def case_in_pool(spec: CaseSpec, timeout: float, pool: object | None = None) -> 
             pool.join()  # type: ignore[attr-defined]
 
 
+def died(spec: CaseSpec, outcome: str, symptom: str, reason: str, seconds: float) -> Case:
+    """The row of a case whose worker could not report it: ``timeout`` (killed) or ``crash``
+    (the process died); its bucket is :func:`check.verdict.signature`'s like every other."""
+    return Case(spec.target, spec.seed, spec.generator, Verdict(outcome, None, symptom, reason, {"total": seconds}))
+
+
 def _collect(spec: CaseSpec, fut: Future, timeout: float, FutTimeout: type, ProcessExpired: type) -> Case:
     t0 = time.perf_counter()
     try:
         return fut.result()
     except FutTimeout:
-        return Case(spec.target, spec.seed, spec.generator, "timeout", None, None, "timeout",
-                    f"the case ran past {timeout:g} s and was killed", {"total": timeout},
-                    bucket=f"{spec.target} | timeout | - | timeout")
+        return died(spec, "timeout", "timeout", f"the case ran past {timeout:g} s and was killed", timeout)
     except ProcessExpired as e:
         why = _signal_name(e.exitcode)
-        return Case(spec.target, spec.seed, spec.generator, "crash", None, None, why, f"the worker process {why}",
-                    {"total": time.perf_counter() - t0}, bucket=f"{spec.target} | crash | - | {why}")
+        return died(spec, "crash", why, f"the worker process {why}", time.perf_counter() - t0)
     except Exception as e:  # noqa: BLE001 - anything else from the pool is a crash of the case
-        return Case(spec.target, spec.seed, spec.generator, "crash", None, None, type(e).__name__, str(e)[:2000],
-                    {"total": time.perf_counter() - t0}, bucket=f"{spec.target} | crash | - | {type(e).__name__}")
+        return died(spec, "crash", type(e).__name__, str(e)[:2000], time.perf_counter() - t0)
 
 
 def _todo(args: CampaignArgs, done: set[tuple[str, int]], coverage_folder: str | None = None) -> Iterator[CaseSpec]:
@@ -170,7 +175,7 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
         nonlocal fails
         if store.add_case(cid, c):
             res.new_cases += 1
-            fails += c.outcome in FAILURES
+            fails += c.verdict.outcome in FAILURES
             if c.bucket:
                 store.add_bucket(c.bucket, cid, c.target, c.seed)
         if on_case:
@@ -271,14 +276,10 @@ def case_in_subprocess(spec: CaseSpec, timeout: float) -> Case:
         r = subprocess.run([sys.executable, "-m", "fuzz.campaign"], input=json.dumps(asdict(spec)), text=True,
                            capture_output=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        return Case(spec.target, spec.seed, spec.generator, "timeout", None, None, "timeout",
-                    f"the case ran past {timeout:g} s and was killed", {"total": timeout},
-                    bucket=f"{spec.target} | timeout | - | timeout")
+        return died(spec, "timeout", "timeout", f"the case ran past {timeout:g} s and was killed", timeout)
     if r.returncode != 0:
         why = _signal_name(r.returncode)
-        return Case(spec.target, spec.seed, spec.generator, "crash", None, None, why,
-                    f"the worker process {why}: {r.stderr[-500:]}", {"total": time.perf_counter() - t0},
-                    bucket=f"{spec.target} | crash | - | {why}")
+        return died(spec, "crash", why, f"the worker process {why}: {r.stderr[-500:]}", time.perf_counter() - t0)
     return Case.from_json(json.loads(r.stdout.splitlines()[-1]))
 
 

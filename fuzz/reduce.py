@@ -1,20 +1,16 @@
-"""Triage: reduce a failing case to a small reproducer, write it, replay it.
+"""Triage: reduce a failing case to a small reproducer.
 
 :func:`ddmin` is Zeller's delta debugging (complement-first, deterministic, with a cache and a time
 budget). :func:`reduce_case` applies it twice to a failing case: first over the graph's computed
 nodes (a node left out becomes a new parameter of its type, and whatever the root no longer reaches
 is dropped), keeping a subset that fails with the same bucket signature; then over the failing input
-set's elements (an element left out becomes 0). :func:`write_reproducer` writes ``kernel.hlo``,
-``input<k>.npy``, ``replay.json`` and a README with the one-line replay command
-(``accv fuzz --replay DIR``), which exits 1 while the bug is there and 0 once it is fixed.
-``kernel.hlo`` starts with the ``// accv:`` header (:mod:`accv.regression.header`: its target, the
-failing backend, the failing input files), so the folder dropped into a regression suite's kernel
-folder is a test that fails while the bug is there (docs/regression.md).
+set's elements (an element left out becomes 0). The reduced case is written in the one reproducer
+format (:func:`check.reproducer.write_reproducer`, replayed by ``accv fuzz --replay DIR``) into
+:func:`reproducer_dir` beside the campaign's database.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -23,15 +19,15 @@ from pathlib import Path
 
 import numpy as np
 
+from check.evaluate import evaluate_graph
+from check.inputs import InputSet
+from check.reproducer import write_reproducer
+from check.verdict import Verdict
 from semantics.graph import GraphBuilder
-from semantics.hlo_parser import parse_file
-from semantics.hlo_printer import print_hlo
 from semantics.ir import Attrs, Graph
 from semantics.types import TensorType
 
-from .case import Verdict, evaluate_graph
-
-__all__ = ["Reduced", "ddmin", "operator_count", "reduce_case", "replay", "subgraph", "write_reproducer"]
+__all__ = ["Reduced", "ddmin", "operator_count", "reduce_case", "reproducer_dir", "subgraph", "write_reduced"]
 
 _LEAVES = ("parameter", "constant")
 
@@ -136,9 +132,9 @@ def reduce_case(target: str, graph: Graph, backends: tuple[str, ...], seed: int,
     if sig is None:
         return None
 
-    def same(g: Graph, inputs: list | None = None) -> Verdict | None:
+    def same(g: Graph, sets: list[InputSet] | None = None) -> Verdict | None:
         try:
-            v = evaluate_graph(target, g, backends, seed, proofs, inputs=inputs)
+            v = evaluate_graph(target, g, backends, seed, proofs, sets=sets)
         except Exception:  # noqa: BLE001 - a reduced graph the reference cannot evaluate does not reproduce
             return None
         return v if v.signature(target) == sig else None
@@ -155,13 +151,13 @@ def reduce_case(target: str, graph: Graph, backends: tuple[str, ...], seed: int,
         flat = [(k, j) for k, n in enumerate(sizes) for j in range(n)
                 if not (xs[k].reshape(-1)[j] == 0 and not np.signbit(xs[k].reshape(-1)[j]))]
 
-        def with_kept(c: list[int]) -> list[tuple[str, list[np.ndarray]]]:
+        def with_kept(c: list[int]) -> list[InputSet]:
             ys = [x.copy() for x in xs]
             kept = {flat[i] for i in c}
             for i, (k, j) in enumerate(flat):
                 if (k, j) not in kept:
                     ys[k].reshape(-1)[j] = 0
-            return [(v.input_set, ys)]  # type: ignore[list-item]
+            return [InputSet(str(v.input_set), "given", seed, ys)]
 
         if flat and len(flat) <= 4096 and same(g, with_kept(list(range(len(flat))))) is not None:
             left = max(budget_s - (time.monotonic() - t0), 5.0)
@@ -177,48 +173,10 @@ def _slug(sig: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", sig).strip("_")[:80]
 
 
-def write_reproducer(folder: Path, target: str, r: Reduced, seed: int, signature: str) -> str:
-    """Write the reproducer of ``r`` into ``folder``; returns the replay command."""
-    from accv.npyio import save_output
-
-    from accv.regression.header import format_header
-
-    folder.mkdir(parents=True, exist_ok=True)
-    backend = r.verdict.backend
-    xs = r.verdict.inputs
-    # the header makes the folder a regression-suite entry as it is (docs/regression.md)
-    header = format_header(targets=[target], backends=[backend] if backend else [],
-                           inputs=[f"input{k}.npy" for k in range(len(xs))] if xs is not None else [])
-    (folder / "kernel.hlo").write_text(header + print_hlo(r.graph))
-    if xs is not None:
-        for k, x in enumerate(xs):
-            save_output(folder / f"input{k}.npy", np.asarray(x))
-    meta = {"target": target, "backend": backend, "seed": seed, "signature": signature,
-            "inputs": None if xs is None else len(xs), "outcome": r.verdict.outcome, "reason": r.verdict.reason,
-            "operators_before": r.operators_before, "operators_after": r.operators_after,
-            "inputs_zeroed": r.inputs_zeroed}
-    (folder / "replay.json").write_text(json.dumps(meta, indent=1) + "\n")
-    cmd = f"accv fuzz --replay {folder}"
-    (folder / "README.md").write_text(
-        f"# {signature}\n\n{r.verdict.reason}\n\nReduced from {r.operators_before} to {r.operators_after} operators "
-        f"({r.inputs_zeroed} input elements set to 0). Replay (exits 1 while the bug is there, 0 once fixed):\n\n"
-        f"    {cmd}\n")
-    return cmd
-
-
-def replay(folder: str | Path) -> Verdict:
-    """Run a reproducer folder again: its kernel on its target and backend with its inputs."""
-    from accv.npyio import load_input
-
-    folder = Path(folder)
-    meta = json.loads((folder / "replay.json").read_text())
-    g = parse_file(folder / "kernel.hlo")
-    inputs = None
-    if meta.get("inputs") is not None:
-        xs = [load_input(folder / f"input{k}.npy", t, k) for k, t in enumerate(g.param_types)]  # type: ignore[arg-type]
-        inputs = [("replay", xs)]
-    backends = (meta["backend"],) if meta.get("backend") else ()
-    return evaluate_graph(meta["target"], g, backends, int(meta["seed"]), inputs=inputs)
+def write_reduced(folder: Path, target: str, r: Reduced, seed: int, signature: str) -> str:
+    """Write the reproducer of a reduced case into ``folder``; returns the replay command."""
+    return write_reproducer(folder, target, r.graph, r.verdict, seed, signature=signature,
+                            reduced=(r.operators_before, r.operators_after, r.inputs_zeroed))
 
 
 def reproducer_dir(db: str | Path, signature: str) -> Path:

@@ -28,16 +28,13 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Case", "Store", "OUTCOMES", "FAILURES"]
+from check.verdict import FAILURES, OUTCOMES, Verdict
 
-OUTCOMES = ("pass", "unsupported", "degenerate", "mismatch", "compile-crash", "backend-crash", "timeout", "crash",
-            "gen-error")
-#: outcomes that are failures (bucketed and reduced)
-FAILURES = ("mismatch", "compile-crash", "backend-crash", "timeout", "crash")
+__all__ = ["Case", "Store", "OUTCOMES", "FAILURES"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS campaigns (
@@ -86,30 +83,31 @@ _ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("informative", "REAL"), ("inform
 
 @dataclass
 class Case:
-    """One finished case (the row of ``cases`` less its campaign)."""
+    """One finished case: what was run (target, seed, generator, the graph's HLO text) and its
+    :class:`~check.verdict.Verdict` (the row of ``cases`` less its campaign)."""
 
     target: str
     seed: int
     generator: str
-    outcome: str
+    verdict: Verdict
     graph: str | None = None
-    stage: str | None = None
-    symptom: str | None = None
-    reason: str | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    cycles: dict[str, int | None] = field(default_factory=dict)
-    informative: float | None = None
-    coverage: dict[str, Any] = field(default_factory=dict)
-    bucket: str | None = None
-    informative_sets: dict[str, float] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        return self.verdict.outcome
+
+    @property
+    def bucket(self) -> str | None:
+        """The failure's bucket signature (:func:`check.verdict.signature`), None for no failure."""
+        return self.verdict.signature(self.target)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"target": self.target, "seed": self.seed, "generator": self.generator, "graph": self.graph,
+                "verdict": self.verdict.stored()}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Case:
-        return cls(**d)
+        return cls(d["target"], d["seed"], d["generator"], Verdict.from_stored(d["verdict"]), d.get("graph"))
 
 
 class Store:
@@ -170,23 +168,24 @@ class Store:
 
     def add_case(self, campaign: int, c: Case) -> bool:
         """Record a finished case; False (and nothing written) when its row already exists."""
+        v = c.verdict
         cur = self.db.execute(
             "INSERT INTO cases (campaign, target, seed, generator, graph, outcome, stage, symptom, reason, timings, "
             "cycles, informative, coverage, bucket, informative_sets, skipped, done) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(campaign, target, seed) DO NOTHING",
-            (campaign, c.target, c.seed, c.generator, c.graph, c.outcome, c.stage, c.symptom, c.reason,
-             json.dumps(c.timings), json.dumps(c.cycles), c.informative, json.dumps(c.coverage), c.bucket,
-             json.dumps(c.informative_sets), json.dumps(c.skipped), time.time()))
+            (campaign, c.target, c.seed, c.generator, c.graph, v.outcome, v.stage, v.symptom, v.reason,
+             json.dumps(v.timings), json.dumps(v.cycles), v.informative, json.dumps(v.coverage), c.bucket,
+             json.dumps(v.informative_sets), json.dumps(v.skipped), time.time()))
         return cur.rowcount == 1
 
     def cases(self, campaign: int) -> list[Case]:
         rows = self.db.execute(
             "SELECT target, seed, generator, graph, outcome, stage, symptom, reason, timings, cycles, informative, "
-            "coverage, bucket, informative_sets, skipped FROM cases WHERE campaign = ? ORDER BY target, seed",
+            "coverage, informative_sets, skipped FROM cases WHERE campaign = ? ORDER BY target, seed",
             (campaign,)).fetchall()
-        return [Case(t, s, g, o, gr, st, sy, r, json.loads(ti or "{}"), json.loads(cy or "{}"), inf,
-                     json.loads(cov or "{}"), b, json.loads(isets or "{}"), json.loads(sk or "{}"))
-                for t, s, g, gr, o, st, sy, r, ti, cy, inf, cov, b, isets, sk in rows]
+        return [Case(t, s, g, Verdict(o, st, sy, r, json.loads(ti or "{}"), json.loads(cy or "{}"), inf,
+                                      json.loads(isets or "{}"), json.loads(cov or "{}"), json.loads(sk or "{}")), gr)
+                for t, s, g, gr, o, st, sy, r, ti, cy, inf, cov, isets, sk in rows]
 
     def bucket_signatures(self, campaign: int) -> set[str]:
         return {b for (b,) in self.db.execute("SELECT DISTINCT bucket FROM cases WHERE campaign = ? AND bucket IS NOT "

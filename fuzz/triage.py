@@ -15,7 +15,7 @@ from pathlib import Path
 
 from semantics.hlo_parser import parse_hlo
 
-from .reduce import Reduced, operator_count, reduce_case, reproducer_dir, write_reproducer
+from .reduce import Reduced, operator_count, reduce_case, reproducer_dir, write_reduced
 from .store import Store
 
 __all__ = ["Comparison", "compare_with_previous", "triage"]
@@ -30,7 +30,7 @@ def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs
            budget_s: float = 120.0, in_process: bool = False) -> list[dict]:
     """Reduce and write a reproducer for each bucket of ``campaign`` that lacks one; returns the
     campaign's buckets (store rows) afterwards."""
-    from .case import Verdict
+    from check.verdict import Verdict
 
     store = Store(db)
     try:
@@ -57,7 +57,7 @@ def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs
                 g = parse_hlo(row[0])
                 red = Reduced(g, Verdict("unknown", reason=b["signature"]), operator_count(g), operator_count(g), 0, 0.0)
             folder = reproducer_dir(db, b["signature"])
-            cmd = write_reproducer(folder, b["target"], red, int(b["seed"]), b["signature"])
+            cmd = write_reduced(folder, b["target"], red, int(b["seed"]), b["signature"])
             store.set_reproducer(b["signature"], str(folder), cmd)
         return store.buckets(store.bucket_signatures(campaign))
     finally:

@@ -77,6 +77,7 @@ class RtlBackend:
     name: ClassVar[str] = "rtl"
     title: ClassVar[str] = "RTL"
     targets: ClassVar[tuple[str, ...]] = RTL_TARGETS
+    nan_bits: ClassVar[bool] = True     # the designs' NaN results follow the reference's rules (docs/rtl*.md)
 
     @classmethod
     def unavailable(cls) -> str | None:

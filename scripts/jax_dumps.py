@@ -33,7 +33,7 @@ import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from accv.npyio import save_output  # noqa: E402
+from semantics.npyio import save_output  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "jax"
 

@@ -1,6 +1,6 @@
 """Put every rule instantiation the paper kernels' compiles use into the proof lock.
 
-Each kernel of ``shared/corpus/paper`` is compiled for its target with a proof gate that proves
+Each paper kernel (``examples/regression``, the repository's copy of ``shared/corpus/paper``) is compiled for its target with a proof gate that proves
 missing instantiations at first use (into the local proof cache, ``ACCV_PROOF_CACHE``); then
 :func:`verif.lock.update_lock` writes every instantiation a gate was asked about, with its passing
 proof, into ``verif/proofs.lock`` (re-proving the lock's stale entries too). A fresh clone then
@@ -27,17 +27,16 @@ def target_of(kernel: str) -> str:
 
 def asked(path: str) -> tuple[str, list[tuple[str, str, int]], float]:
     """Compile one kernel (proving at first use); the instantiations its gate was asked about."""
-    from compilers.act import Unsupported, compile_graph
-    from compilers.act.rewrite import IrRules
+    from compilers.compile import compile, rules_for
+    from compilers.errors import Unsupported
     from compilers.targets import load_target
     from semantics.hlo_parser import parse_file
-    from verif.gate import ProofGate
 
     name = Path(path).stem
     acc = load_target(target_of(name))
-    gate = ProofGate(prove_missing=True)
+    gate = rules_for(acc, "prove").gate      # this process's: it compiles this one kernel (main)
     try:
-        compile_graph(parse_file(path), acc, rules=IrRules.for_target(acc, gate))
+        compile(parse_file(path), acc, proofs="prove")
     except Unsupported as e:
         print(f"{name}: not compiled ({e.reason})", file=sys.stderr)
     return name, gate.asked(), gate.seconds
@@ -45,7 +44,7 @@ def asked(path: str) -> tuple[str, list[tuple[str, str, int]], float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus" / "paper"))
+    ap.add_argument("--corpus", default=str(ROOT / "examples" / "regression"))
     ap.add_argument("--kernels", default="", help="comma-separated kernel names (default: every .hlo there)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--bound", type=int, default=3)

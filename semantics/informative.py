@@ -22,9 +22,9 @@ output that is not constant (a one-element output counts when finite); a set who
 *degenerate*: its comparison agreeing says nothing about the program. :func:`describe` says
 which in one line ("informative: 100% finite, varied", "DEGENERATE: all outputs NaN").
 
-:func:`check_sets` is the plan of ``accv check --check N``: set ``i`` is ``scaled``, ``edges``,
-``full`` for ``i % 3`` = 0, 1, 2, drawn with seed ``seed + i`` (``edges`` and ``full`` are
-:func:`semantics.inputs.random_inputs` with and without edge values).
+:func:`draw` draws one set of a kind (``scaled``, or ``edges`` / ``full``:
+:func:`semantics.inputs.random_inputs` with and without edge values); which sets a check runs is
+the check's plan (``check.inputs``).
 """
 
 from __future__ import annotations
@@ -39,11 +39,8 @@ from .interp import evaluate
 from .ir import Graph
 from .types import TensorType
 
-__all__ = ["CHECK_KINDS", "InputSet", "ScaledDraw", "check_sets", "contraction_length", "describe", "draw",
-           "draw_scaled", "informative_share", "scaled_inputs"]
-
-#: the kinds of ``accv check``'s input sets, in the order set ``i`` cycles through them
-CHECK_KINDS: tuple[str, ...] = ("scaled", "edges", "full")
+__all__ = ["ScaledDraw", "contraction_length", "describe", "draw", "draw_scaled", "informative_share",
+           "scaled_inputs"]
 
 #: the retries of the ``scaled`` draw: (sigma factor (integer ranges are divided by it), non-negative)
 _TRIES: tuple[tuple[float, bool], ...] = ((1.0, False), (1.0, True), (1 / 16, False), (1 / 16, True))
@@ -121,31 +118,7 @@ def draw(graph: Graph, seed: int, kind: str) -> list[np.ndarray]:
         return scaled_inputs(graph, seed)
     if kind in ("edges", "full"):
         return random_inputs(graph, seed, edges=kind == "edges")
-    raise ValueError(f"unknown input set kind '{kind}' (known: {', '.join(CHECK_KINDS)})")
-
-
-@dataclass
-class InputSet:
-    """One input set of a check: its kind, seed, the inputs, and (``scaled``) the reference outputs
-    already computed while drawing it."""
-
-    kind: str
-    seed: int
-    inputs: list[np.ndarray]
-    outputs: list[np.ndarray] | None = None
-
-
-def check_sets(graph: Graph, n: int, seed: int = 0) -> list[InputSet]:
-    """The ``n`` input sets of a check (module docstring)."""
-    sets = []
-    for i in range(n):
-        kind, s = CHECK_KINDS[i % len(CHECK_KINDS)], seed + i
-        if kind == "scaled":
-            d = draw_scaled(graph, s)
-            sets.append(InputSet(kind, s, d.inputs, d.outputs))
-        else:
-            sets.append(InputSet(kind, s, draw(graph, s, kind)))
-    return sets
+    raise ValueError(f"unknown input set kind '{kind}' (known: scaled, edges, full)")
 
 
 def _floats(a: np.ndarray) -> np.ndarray:

@@ -1,5 +1,5 @@
-"""Test configuration: the --runslow and --update-golden flags, the golden-file fixture and the
-shared corpus location."""
+"""Test configuration: the --runslow and --update-golden flags and the golden-file fixture (where
+the kernels are: tests/paths.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 pytest_plugins = ["pytester"]  # the regression plugin's tests (tests/regression) run pytest sessions
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
 GOLDEN = REPO / "tests" / "golden"
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from accv.cli import main
-from tests.conftest import CORPUS, GOLDEN, Golden
+from tests.conftest import GOLDEN, Golden
+from tests.paths import PAPER
 
-PAPER = sorted((CORPUS / "paper").glob("*.hlo"))
+KERNELS = sorted(PAPER.glob("*.hlo"))
 TARGETS = ("qkv", "gemmini", "amx")
 
 #: the files ``accv compile -o K.T.asm`` writes per target, by suffix
@@ -43,15 +44,15 @@ def compiled_name(kernel: Path, suffix: str) -> str:
 
 def expected_goldens() -> set[str]:
     """Every file under tests/golden/ some test here compares with."""
-    return ({f"compile/{compiled_name(k, s)}" for k in PAPER for s in ARTIFACTS[target_of(k)]}
+    return ({f"compile/{compiled_name(k, s)}" for k in KERNELS for s in ARTIFACTS[target_of(k)]}
             | {f"isa/{t}.txt" for t in TARGETS} | {"rules_list.txt", "prove_sample.txt"})
 
 
 def test_paper_corpus_present() -> None:
-    assert len(PAPER) == 18, f"expected the 18 paper kernels under {CORPUS / 'paper'}"
+    assert len(KERNELS) == 18, f"expected the 18 paper kernels under {PAPER}"
 
 
-@pytest.mark.parametrize("kernel", PAPER, ids=lambda p: p.stem)
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda p: p.stem)
 def test_compiled_artifacts(kernel: Path, tmp_path: Path, golden: Golden) -> None:
     """The assembly (and Gemmini's command words / AMX's C) of each paper kernel, compiled once
     with ``accv compile -o``; every differing artifact is reported, not only the first."""

@@ -13,8 +13,9 @@ e-graph saturates without any complete pii graph goes to tiling with the identit
 slice^H / concat^H (:mod:`.tiling`, §5.2.3); if that finds none either, :class:`Unsupported` is
 raised with the reason (the topmost value no instruction can produce).
 
-Before all of that, the middle end (:mod:`compilers.middle`) takes a layer larger than one of the
-target's blocks and returns its tiled program (``Stats.middle``); Act's phases never see it.
+This is Act alone: :func:`compilers.compile.compile`, the compiler's one entry, runs the middle
+end (:mod:`compilers.middle`) first and calls :func:`compile_graph` for what the middle end does
+not take (and for the row blocks it compiles).
 
 The cost model is pluggable: a function Program -> float; the default sums the description's
 per-instruction cycle estimates.
@@ -40,14 +41,14 @@ from .context import CompileContext, TargetContext
 from .csp import Layout, hbm_layout
 from .egraph import EGraph, NodeInfo
 from .emit import emit
-from .errors import CompileError, Unsupported
+from ..errors import CompileError, Reason, Unsupported
 from .extract import Extractor, gamma
 from .initialize import Kernel, forms_memo, initialize, insert
 from .isa_rules import IsaRules, apply_isa_rules
 from .pii import PartsMemo, PiiGraph, pii_parts
 from .rewrite import IrRules
 
-__all__ = ["Unsupported", "CompileError", "Stats", "Compiled", "act_enum", "compile_graph", "default_cost"]
+__all__ = ["Unsupported", "CompileError", "Stats", "ActResult", "act_enum", "compile_graph", "default_cost"]
 
 
 class InstructionCost:
@@ -134,7 +135,10 @@ class Stats:
 
 
 @dataclass
-class Compiled:
+class ActResult:
+    """Act's result: the selected program, its cost under the cost model, the statistics and the
+    pii count of its pii graph."""
+
     program: Program
     cost: float
     stats: Stats
@@ -196,7 +200,7 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
     parts = ctx.target.memo("pii_parts")
     tried: set[tuple] = set()
     ex: Extractor | None = None
-    last_reason = ""
+    last_reason: Reason | None = None
     saturated = False
     for k in range(1, max_iters + 1):
         stats.iterations = k
@@ -249,7 +253,7 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
                 yield prog, count
                 break
             else:
-                last_reason = stats.last_failure or last_reason
+                last_reason = Reason(stats.last_failure) if stats.last_failure else last_reason
         if saturated and not fresh:
             if graphs or ex.build(roots) is None:
                 break   # saturated and nothing new within Γ(k): the enumeration is exhausted
@@ -270,8 +274,8 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
             for prog, count in _schedule(acc, pg, lay, stats):
                 yield prog, count
                 return
-            last_reason = stats.last_failure or last_reason
-        raise Unsupported(last_reason or "no pii graph found")
+            last_reason = Reason(stats.last_failure) if stats.last_failure else last_reason
+        raise Unsupported(last_reason or Reason("no pii graph found"))
 
 
 def _generating(gate: ProofGate, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
@@ -291,9 +295,9 @@ def tiling_forms(eg: EGraph, memo: dict) -> object:
 
 def _tiled(graph: Graph, kernel: Kernel, acc: Accelerator, rules: IrRules,
            forms: object = None, isa: IsaRules | None = None,
-           ctx: CompileContext | None = None) -> tuple[PiiGraph | None, str]:
+           ctx: CompileContext | None = None) -> tuple[PiiGraph | None, Reason | None]:
     """The pii graph of :mod:`.tiling` (slice^H / concat^H), or None with the tiler's reason
-    where it has a better one than the e-graph's ("" else). It sees every form of a
+    where it has a better one than the e-graph's (None else). It sees every form of a
     kernel value that M2's proven rewrites put in its e-class; its identities beyond data
     movement are used only where the library rule stating them passes the proof gate. The
     seconds it spends generating g_θ(α) go to ``ctx``'s timer "gen"."""
@@ -394,7 +398,7 @@ def _fewer_collections() -> Iterator[None]:
 
 def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], float] | None = None,
                   n: float = 2.0, max_iters: int = 12, rules: IrRules | None = None,
-                  time_budget: float = 60.0) -> Compiled:
+                  time_budget: float = 60.0) -> ActResult:
     """Fig. 14a: the cheapest enumerated program; stops when no cheaper one appeared for ``n``
     times the effort the current best took (or the enumeration ends). Effort is counted in
     enumeration rounds, not seconds, so that the result does not depend on the machine's speed
@@ -406,28 +410,15 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
     pii graph, or None when unknown; a graph whose bound is no less than the best program's cost
     is then not scheduled while it could not stop the enumeration either (the program selected
     and the stop are those of scheduling it). A wrong bound changes the result: leave it out when
-    unsure."""
-    from ..middle.compile import compile_tiled
-    from ..middle.schedule import TileError
+    unsure.
 
-    def block(g: Graph) -> Program:
-        with _fewer_collections():
-            return _compile_graph(g, acc, cost, n, max_iters, rules, time_budget).program
-
-    try:
-        tiled = compile_tiled(graph, acc, block)
-    except TileError as e:
-        raise Unsupported(e.reason) from None
-    if tiled is not None:
-        stats = Stats(middle=True, micro_kernels=tiled.micro_kernels, total=tiled.seconds, best_at=tiled.seconds,
-                      candidates=1)
-        return Compiled(tiled.program, (cost or default_cost(acc))(tiled.program), stats, 0)
+    Act alone: :func:`compilers.compile.compile` is the compiler's entry (middle end first)."""
     with _fewer_collections():
         return _compile_graph(graph, acc, cost, n, max_iters, rules, time_budget)
 
 
 def _compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], float] | None,
-                   n: float, max_iters: int, rules: IrRules | None, time_budget: float) -> Compiled:
+                   n: float, max_iters: int, rules: IrRules | None, time_budget: float) -> ActResult:
     cost = cost or default_cost(acc)
     stats = Stats()
     rules = rules or IrRules.for_target(acc)     # backend generation: once per target, not timed here
@@ -465,4 +456,4 @@ def _compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], flo
     stats.total = time.perf_counter() - t0 - stats.times["proofs"]
     if best is None:   # pragma: no cover - act_enum raises first
         raise Unsupported("no program")
-    return Compiled(best[0], best[1], stats, best[2])
+    return ActResult(best[0], best[1], stats, best[2])

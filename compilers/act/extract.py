@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from semantics.ir import Literal
 
+from ..errors import Reason
 from ..isa import HBM, Accelerator
 from .context import TargetContext
 from .egraph import EGraph, ENode, NodeInfo, Snapshot
@@ -300,10 +301,10 @@ class Extractor:
                 if n >= limit:
                     return
 
-    def why_not(self, roots: Sequence[int]) -> str:
-        """A one-line reason the root cannot be extracted: the topmost e-class with no way to be
-        produced in the buffer it is needed in (the operator no instruction computes where no
-        way produces it in any buffer)."""
+    def why_not(self, roots: Sequence[int]) -> Reason:
+        """Why the root cannot be extracted: the topmost e-class with no way to be produced in
+        the buffer it is needed in (the operator no instruction computes where no way produces
+        it in any buffer)."""
         seen: set[tuple[int, str]] = set()
         frontier = [(r, HBM) for r in roots]
         # a root must be written: an input's own bytes (its leaf) do not count there
@@ -312,10 +313,10 @@ class Extractor:
             leaf = next((o[2] for o in self.options.get((r, HBM), ()) if _input_leaf(o)), None)
             if leaf is not None and r not in written:
                 t = self.eg.infos[self.snap.classes[r][0].info].type
-                return (f"output {i} is the bytes of input {leaf[1]} ({t.dtype.name}{list(t.shape)}) and no "
-                        f"instruction sequence writes them to the output")
-        layout_reason = ""
-        stuck: dict[int, str] = {}     # class -> its reason, at the first buffer it was needed in
+                return Reason(f"output {i} is the bytes of input {leaf[1]} ({t.dtype.name}{list(t.shape)}) and "
+                              "no instruction sequence writes them to the output")
+        layout_reason: Reason | None = None
+        stuck: dict[int, Reason] = {}     # class -> its reason, at the first buffer it was needed in
         while frontier:
             c, buf = frontier.pop(0)
             if (c, buf) in seen:
@@ -334,7 +335,7 @@ class Extractor:
                 o = min(irs, key=lambda o: (o.name in _LAYOUT_OPS, o.name))
                 if o.name not in _LAYOUT_OPS:
                     t = o.type
-                    stuck.setdefault(c, f"no instruction computes {o.name} on {t.dtype.name}{list(t.shape)} (into {buf})")
+                    stuck.setdefault(c, Reason.no_instruction(o.name, t.dtype.name, t.shape, into=buf))
                 for en in self.snap.classes[c]:
                     info = self.eg.infos[en.info]
                     if info.kind == "pii":
@@ -346,7 +347,7 @@ class Extractor:
                 if irs:
                     o = min(irs, key=lambda o: (o.name in _LAYOUT_OPS, o.name))
                     t = o.type
-                    reason = f"no instruction computes {o.name} on {t.dtype.name}{list(t.shape)} (into {buf})"
+                    reason = Reason.no_instruction(o.name, t.dtype.name, t.shape, into=buf)
                     if o.name not in _LAYOUT_OPS:
                         return reason
                     # only data movement here (a byte image, a reshape): the operator that no
@@ -358,7 +359,8 @@ class Extractor:
                     continue
                 if layout_reason:
                     continue
-                return f"no instruction produces a {ops[0].type.dtype.name}{list(ops[0].type.shape)} value in {buf}"
+                return Reason(f"no instruction produces a {ops[0].type.dtype.name}{list(ops[0].type.shape)} value "
+                              f"in {buf}")
             for en in self.snap.classes[c]:
                 info = self.eg.infos[en.info]
                 if info.kind != "pii" or info.buffer != buf:
@@ -369,6 +371,7 @@ class Extractor:
                        for en in self.snap.classes[c]):
                 t = ops[0].type
                 have = sorted({o.buffer for o in piis})
-                return (f"a {t.dtype.name}{list(t.shape)} value is needed in {buf} but instructions produce it only in "
-                        f"{', '.join(have)}")
-        return (list(stuck.values())[-1] if stuck else layout_reason) or "no complete pii graph (every candidate has a cycle)"
+                return Reason(f"a {t.dtype.name}{list(t.shape)} value is needed in {buf} but instructions produce it "
+                              f"only in {', '.join(have)}")
+        return ((list(stuck.values())[-1] if stuck else layout_reason)
+                or Reason("no complete pii graph (every candidate has a cycle)"))

@@ -3,8 +3,6 @@
 - :mod:`.gemm`: recognition of a quantized GEMM layer (s8 x s8 -> s32, optional bias, scale,
   rounding, clamp to s8, ReLU) in an HLO graph.
 - :mod:`.gemm_bf16`: recognition of an f32 GEMM layer of bf16 operands (no bias, no tail).
-- :mod:`.contract`: the numeric contract of a tiled program whose float sum has the target
-  instruction's order (the target's model bit for bit, the reference within a declared bound).
 - :mod:`.tiled`: the tiled form with padding for remainders, as an HLO graph, and the identities
   that make it equal to the original.
 - :mod:`.schedule`: the outer schedule (blocks and capacities read from the target's
@@ -14,7 +12,8 @@
   schedule over the same micro-kernels.
 - :mod:`.rows`: row blocks of a kernel row-wise in one input, each block height compiled by Act
   once and repeated with moved HBM addresses.
-- :mod:`.compile`: the entry the driver calls first (:func:`~.compile.compile_tiled`).
+- :mod:`.compile`: the entry :func:`compilers.compile.compile` calls first
+  (:func:`~.compile.compile_tiled`), which also gives a tiled float layer its numeric contract.
 
 No target name appears here; a target offers tiling through ``TargetPackage.tiles``.
 """

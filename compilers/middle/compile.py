@@ -1,12 +1,14 @@
 """The middle end's entry: a layer tiled into one program before Act's phase 1.
 
-What belongs here: :func:`compile_tiled`, called by :func:`compilers.act.driver.compile_graph`
-first. It recognizes the layer (a convolution layer where the target runs :mod:`.conv`'s direct
+What belongs here: :func:`compile_tiled`, called by :func:`compilers.compile.compile` before
+Act. It recognizes the layer (a convolution layer where the target runs :mod:`.conv`'s direct
 tiling, else :mod:`.gemm`, whose forms include a 1x1 convolution as the GEMM of its views), asks the
 target package for its :class:`~.schedule.TileTarget`, plans and composes the program
 (:mod:`.schedule`, or :mod:`.conv`'s schedule) and returns it with its figures, or None where the middle end does not take the kernel (Act compiles it).
 An f32 layer of bf16 operands (:mod:`.gemm_bf16`) goes to the offer of that operand type among
-``TileTarget.others`` (none: Act compiles it).
+``TileTarget.others`` (none: Act compiles it); its program carries the offer's numeric contract
+(:func:`float_contract`: the ``blocked_sum`` model bit for bit, the reference within
+``sum_bound``), since its sum has the instruction's order, not the reference's.
 
 For a target that offers row blocks (``row_block``), it splits a kernel whose result is row-wise
 in one input into blocks of rows (:mod:`.rows`), each distinct block height compiled once by
@@ -20,11 +22,14 @@ int32-clamp tail, which Act's instruction selection compiles by itself (the pape
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from semantics.ir import Graph
 
+from ..contract import Contract
 from ..isa import Accelerator
 from ..program import Program
 from .conv import Conv, conv_fits, conv_program, recognize_conv
@@ -32,7 +37,7 @@ from .gemm import Gemm, recognize
 from .gemm_bf16 import recognize_bf16
 from .schedule import TileTarget, plan, tile_program
 
-__all__ = ["Tiled", "compile_tiled", "takes"]
+__all__ = ["Tiled", "compile_tiled", "float_contract", "takes"]
 
 
 @dataclass(frozen=True)
@@ -85,9 +90,28 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     t0 = time.perf_counter()
     p = plan(g, t, acc.hbm_size)
     prog, mk = tile_program(p, t, acc.name)
+    if t.blocked_sum is not None:
+        prog = replace(prog, contract=float_contract(g, t, acc.name))
     bm, _, bn = t.block
     ntiles = -(-g.m // bm) * -(-g.n // bn)
     return Tiled(prog, g, len(mk.built), ntiles, time.perf_counter() - t0)
+
+
+def float_contract(g: Gemm, t: TileTarget, target: str) -> Contract:
+    """The contract of a tiled float layer: its outputs equal the offer's ``blocked_sum`` of the
+    layer's operands bit for bit (which NaN is open: an add of two NaNs returns either in the
+    dialect, and the hardware's are not modelled) and the reference within ``sum_bound``."""
+    model, bound = t.blocked_sum, t.sum_bound
+    assert model is not None and bound is not None
+
+    def run(xs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return [np.asarray(model(xs[g.a], xs[g.b]))]
+
+    def bounds(xs: Sequence[np.ndarray]) -> list:
+        return [bound(xs[g.a], xs[g.b], None)]
+
+    return Contract(f"the {target} blocked {g.dtype} sum ({model.__module__}.{model.__name__})", run, bounds,
+                    nan_bits=False)
 
 
 def _rows(graph: Graph, acc: Accelerator, offer: object, compile_block: Callable[[Graph], Program]) -> Tiled | None:

@@ -2,9 +2,10 @@
 own library's ``tiled_conv`` does): recognition, the identity as an HLO graph, and the schedule.
 
 What belongs here: :class:`Conv` and :func:`recognize_conv` (the layer read off a graph),
-:func:`conv_gemm_graph` (the identity every conv program implements, as HLO), :func:`conv_program`
-(the whole :class:`compilers.program.Program` from a target's :class:`~.schedule.TileTarget`
-micro-kernels) and :func:`conv_hlo` (the layer as jax dumps it: what tests and benchmarks compile).
+:func:`conv_gemm_graph` (the identity every conv program implements, as a graph),
+:func:`conv_program` (the whole :class:`compilers.program.Program` from a target's
+:class:`~.schedule.TileTarget` micro-kernels) and :func:`conv_graph` (the layer as jax dumps it:
+what tests and benchmarks compile).
 No target name appears here.
 
 The layer (N, H, W, C, O >= 1; a KH x KW window, strides (sh, sw), zero padding lo/hi >= 0, no
@@ -45,17 +46,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from semantics.build import Builder, tensor
 from semantics.dtypes import DTYPES
-from semantics.hlo_parser import parse_hlo
 from semantics.ir import Graph
 from semantics.types import TensorType
 
 from ..program import Concrete, Placement, Program
-from .gemm import Tail, _dtype, _param, tail_hlo, tail_of
+from .gemm import Tail, _dtype, _param, add_tail, tail_of
 from .schedule import ALIGN, MicroKernels, TileError, TileTarget
-from .tiled import _tail, scale_bits, tiles
+from .tiled import add_tile_tail, scale_bits, tiles
 
-__all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_hlo", "conv_fits"]
+__all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_graph", "conv_fits"]
 
 LABELS = "b01f_01io->b01f"
 
@@ -154,58 +155,57 @@ def recognize_conv(graph: Graph) -> Conv | None:
     return cv
 
 
-def conv_hlo(n: int, h: int, w: int, c: int, k: int, o: int, stride: int = 1, pad: int = 0, bias: bool = False,
-             scale: float | None = 1.0, relu: bool = False, name: str = "conv") -> str:
-    """HLO text of a square-window conv layer as jax dumps it (``scale`` as :func:`.gemm.layer_hlo`)."""
+def conv_graph(n: int, h: int, w: int, c: int, k: int, o: int, stride: int = 1, pad: int = 0, bias: bool = False,
+               scale: float | None = 1.0, relu: bool = False, name: str = "conv", pads: str | None = None) -> Graph:
+    """A square-window conv layer as jax dumps it (``scale`` as :func:`.gemm.layer_graph`): the graph
+    tests and benchmarks compile; ``pads``: the window's padding text instead of ``pad`` on every side."""
     oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
     win = f"size={k}x{k}" + (f" stride={stride}x{stride}" if stride != 1 else "") + \
-        (f" pad={pad}_{pad}x{pad}_{pad}" if pad else "")
-    sh = f"[{n},{oh},{ow},{o}]"
-    L = [f"  x = s8[{n},{h},{w},{c}]{{3,2,1,0}} parameter(0)", f"  w = s8[{k},{k},{c},{o}]{{3,2,1,0}} parameter(1)",
-         f"  d = s32{sh}{{3,2,1,0}} convolution(x, w), window={{{win}}}, dim_labels={LABELS}"]
-    L += tail_hlo(sh, o, 3, bias, scale, relu)
-    return f"HloModule {name}\nENTRY {name} {{\n" + "\n".join(L) + "\n}\n"
+        (f" pad={pads or f'{pad}_{pad}x{pad}_{pad}'}" if pad or pads else "")
+    b = Builder(name)
+    b.param("x", 0, tensor("s8", n, h, w, c, layout=(3, 2, 1, 0)))
+    b.param("w", 1, tensor("s8", k, k, c, o, layout=(3, 2, 1, 0)))
+    b.op("d", "convolution", "x", "w", type=tensor("s32", n, oh, ow, o, layout=(3, 2, 1, 0)), window=f"{{{win}}}",
+         dim_labels=LABELS)
+    add_tail(b, "d", (n, oh, ow, o), o, 3, bias, scale, relu)
+    return b.build()
 
 
 def conv_gemm_graph(cv: Conv) -> Graph:
-    """The identity of the module doc as an HLO graph: taps' GEMMs over strided windows of the
+    """The identity of the module doc as a graph: taps' GEMMs over strided windows of the
     zero-padded input, summed, then the bias and the tail on the M x O matrix, reshaped."""
     (pt, pb), (pl, pr) = cv.pad
     sh, sw = cv.stride
     m, oh, ow = cv.m, cv.oh, cv.ow
-    L = [""] * cv.nparams
-    L[cv.x] = f"  X = s8[{cv.n},{cv.h},{cv.w},{cv.c}] parameter({cv.x})"
-    L[cv.wt] = f"  Wt = s8[{cv.kh},{cv.kw},{cv.c},{cv.o}] parameter({cv.wt})"
+    b = Builder("conv_gemm")
+    params = {cv.x: ("X", tensor("s8", cv.n, cv.h, cv.w, cv.c)), cv.wt: ("Wt", tensor("s8", cv.kh, cv.kw, cv.c, cv.o))}
     if cv.bias is not None:
-        L[cv.bias] = f"  bias = s32[{cv.o}] parameter({cv.bias})"
-    hp, wp = cv.h + pt + pb, cv.w + pl + pr
-    L += ["  z = s32[] constant(0)", "  z8 = s8[] constant(0)", f"  X32 = s32[{cv.n},{cv.h},{cv.w},{cv.c}] convert(X)",
-          f"  Xp = s32[{cv.n},{hp},{wp},{cv.c}] pad(X32, z), padding=0_0x{pt}_{pb}x{pl}_{pr}x0_0",
-          f"  W32 = s32[{cv.kh},{cv.kw},{cv.c},{cv.o}] convert(Wt)"]
+        params[cv.bias] = ("bias", tensor("s32", cv.o))
+    for idx in sorted(params):
+        b.param(params[idx][0], idx, params[idx][1])
+    b.const("z", 0, "s32")
+    b.const("z8", 0, "s8")
+    b.op("X32", "convert", "X", type=tensor("s32", cv.n, cv.h, cv.w, cv.c))
+    b.op("Xp", "pad", "X32", "z", padding=((0, 0, 0), (pt, pb, 0), (pl, pr, 0), (0, 0, 0)))
+    b.op("W32", "convert", "Wt", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o))
     acc = None
     for kh in range(cv.kh):
         for kw in range(cv.kw):
             t = f"t{kh}_{kw}"
-            L += [f"  {t}_w = s32[{cv.n},{oh},{ow},{cv.c}] slice(Xp), slice={{[0:{cv.n}], "
-                  f"[{kh}:{kh + sh * (oh - 1) + 1}:{sh}], [{kw}:{kw + sw * (ow - 1) + 1}:{sw}], [0:{cv.c}]}}",
-                  f"  {t}_a = s32[{m},{cv.c}] reshape({t}_w)",
-                  f"  {t}_k = s32[1,1,{cv.c},{cv.o}] slice(W32), slice={{[{kh}:{kh + 1}], [{kw}:{kw + 1}], "
-                  f"[0:{cv.c}], [0:{cv.o}]}}",
-                  f"  {t}_b = s32[{cv.c},{cv.o}] reshape({t}_k)",
-                  f"  {t}_d = s32[{m},{cv.o}] dot({t}_a, {t}_b), lhs_contracting_dims={{1}}, "
-                  "rhs_contracting_dims={0}"]
-            if acc is None:
-                acc = f"{t}_d"
-            else:
-                L.append(f"  {t}_s = s32[{m},{cv.o}] add({acc}, {t}_d)")
-                acc = f"{t}_s"
+            b.op(f"{t}_w", "slice", "Xp", slice=((0, cv.n, 1), (kh, kh + sh * (oh - 1) + 1, sh),
+                                                  (kw, kw + sw * (ow - 1) + 1, sw), (0, cv.c, 1)))
+            b.op(f"{t}_a", "reshape", f"{t}_w", type=tensor("s32", m, cv.c))
+            b.op(f"{t}_k", "slice", "W32", slice=((kh, kh + 1, 1), (kw, kw + 1, 1), (0, cv.c, 1), (0, cv.o, 1)))
+            b.op(f"{t}_b", "reshape", f"{t}_k", type=tensor("s32", cv.c, cv.o))
+            d = b.op(f"{t}_d", "dot", f"{t}_a", f"{t}_b", lhs_contracting_dims=(1,), rhs_contracting_dims=(0,))
+            acc = d if acc is None else b.op(f"{t}_s", "add", acc, d)
+    assert acc is not None
     if cv.bias is not None:
-        L += [f"  bb = s32[{m},{cv.o}] broadcast(bias), dimensions={{1}}", f"  sb = s32[{m},{cv.o}] add({acc}, bb)"]
-        acc = "sb"
-    res = _tail(L, cv, "tl", acc, m, cv.o)  # type: ignore[arg-type]
-    dt = "s32" if cv.tail.raw else "s8"
-    L.append(f"  ROOT result = {dt}[{cv.n},{oh},{ow},{cv.o}] reshape({res})")
-    return parse_hlo("HloModule conv_gemm\nENTRY conv_gemm {\n" + "\n".join(L) + "\n}\n")
+        b.op("bb", "broadcast", "bias", type=tensor("s32", m, cv.o), dimensions=(1,))
+        acc = b.op("sb", "add", acc, "bb")
+    res = add_tile_tail(b, cv.tail, "tl", acc, m, cv.o)
+    b.op("result", "reshape", res, type=tensor("s32" if cv.tail.raw else "s8", cv.n, oh, ow, cv.o))
+    return b.build()
 
 
 # -- the schedule ----------------------------------------------------------------------------------

@@ -31,10 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from semantics.build import Builder, tensor
 from semantics.ir import Computation, Graph, Instruction
 from semantics.types import TensorType
 
-__all__ = ["Tail", "Gemm", "recognize", "tail_of", "tail_hlo", "layer_hlo"]
+__all__ = ["Tail", "Gemm", "recognize", "tail_of", "add_tail", "layer_graph"]
 
 
 @dataclass(frozen=True)
@@ -224,41 +225,53 @@ def recognize(graph: Graph) -> Gemm | None:
                 tuple(graph.result_types[0].shape))
 
 
-def layer_hlo(m: int, k: int, n: int, bias: bool = False, scale: float | None = 1.0, relu: bool = False,
-              name: str = "layer") -> str:
-    """HLO text of a layer of the module doc's forms (``scale`` None: the raw int32 product;
-    1.0: the int32 clamp form; else the f32 scale form): what tests and benchmarks compile."""
-    L = [f"  a = s8[{m},{k}] parameter(0)", f"  b = s8[{k},{n}] parameter(1)"]
-    L.append(f"  d = s32[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
-    L += tail_hlo(f"[{m},{n}]", n, 1, bias, scale, relu)
-    return f"HloModule {name}\nENTRY {name} {{\n" + "\n".join(L) + "\n}\n"
+def layer_graph(m: int, k: int, n: int, bias: bool = False, scale: float | None = 1.0, relu: bool = False,
+                name: str = "layer", b_layout: TensorType | None = None) -> Graph:
+    """A layer of the module doc's forms (``scale`` None: the raw int32 product; 1.0: the int32
+    clamp form; else the f32 scale form), the graph tests and benchmarks compile; ``b_layout``: B's
+    declared type where it has a layout (AMX's VNNI-packed weights)."""
+    b = Builder(name)
+    b.param("a", 0, tensor("s8", m, k))
+    b.param("b", 1, b_layout or tensor("s8", k, n))
+    b.op("d", "dot", "a", "b", type=tensor("s32", m, n), lhs_contracting_dims=(1,), rhs_contracting_dims=(0,))
+    add_tail(b, "d", (m, n), n, 1, bias, scale, relu)
+    return b.build()
 
 
-def tail_hlo(shape: str, n: int, bias_dim: int, bias: bool, scale: float | None, relu: bool) -> list[str]:
-    """HLO lines of the elementwise tail :func:`tail_of` recognizes, applied to the s32 value ``d``
-    of ``shape`` (e.g. ``"[M,N]"``): an optional ``s32[n]`` bias (parameter 2) broadcast on
-    ``bias_dim``, then the raw int32 result (``scale`` None), the int32 clamp (1.0) or the f32
-    scale form, then an optional ReLU; the last line is the ROOT."""
-    sh = shape
-    L: list[str] = []
-    acc = "d"
+def add_tail(b: Builder, acc: str, shape: tuple[int, ...], n: int, bias_dim: int, bias: bool, scale: float | None,
+             relu: bool) -> str:
+    """Append to ``b`` the elementwise tail :func:`tail_of` recognizes, applied to the s32 value
+    ``acc`` of ``shape``: an optional ``s32[n]`` bias (parameter 2) broadcast on ``bias_dim``, then
+    the raw int32 result (``scale`` None), the int32 clamp (1.0) or the f32 scale form, then an
+    optional ReLU; the last instruction (``y``) is the root, which it returns."""
+    def t(dt: str) -> TensorType:
+        return tensor(dt, *shape)
+
     if bias:
-        L += [f"  bias = s32[{n}]{{0}} parameter(2)", f"  bb = s32{sh} broadcast(bias), dimensions={{{bias_dim}}}",
-              f"  s = s32{sh} add(d, bb)"]
-        acc = "s"
+        b.param("bias", 2, tensor("s32", n, layout=(0,)))
+        b.op("bb", "broadcast", "bias", type=t("s32"), dimensions=(bias_dim,))
+        acc = b.op("s", "add", acc, "bb")
     if scale is None:
         if relu:
             raise ValueError("ReLU applies to the s8 result")
-        return L + [f"  ROOT y = s32{sh} copy({acc})"]
+        return b.op("y", "copy", acc)
     if scale == 1.0:
-        L += ["  lo = s32[] constant(-128)", "  hi = s32[] constant(127)", f"  c = s32{sh} clamp(lo, {acc}, hi)"]
+        b.const("lo", -128, "s32")
+        b.const("hi", 127, "s32")
+        b.op("c", "clamp", "lo", acc, "hi")
     else:
-        bits = int(np.array(scale, np.float32).view(np.uint32))
-        L += [f"  f = f32{sh} convert({acc})", f"  kb = u32[] constant({bits})",
-              "  k = f32[] bitcast-convert(kb)", f"  kk = f32{sh} broadcast(k), dimensions={{}}",
-              f"  sc = f32{sh} multiply(f, kk)", f"  r = f32{sh} round-nearest-even(sc)",
-              "  lo = f32[] constant(-128)", "  hi = f32[] constant(127)", f"  c = f32{sh} clamp(lo, r, hi)"]
+        b.op("f", "convert", acc, type=t("f32"))
+        b.const("kb", int(np.array(scale, np.float32).view(np.uint32)), "u32")
+        b.op("k", "bitcast-convert", "kb", type=tensor("f32"))
+        b.op("kk", "broadcast", "k", type=t("f32"), dimensions=())
+        b.op("sc", "multiply", "f", "kk")
+        b.op("r", "round-nearest-even", "sc")
+        b.const("lo", -128, "f32")
+        b.const("hi", 127, "f32")
+        b.op("c", "clamp", "lo", "r", "hi")
     if relu:
-        return L + [f"  q = s8{sh} convert(c)", "  z = s8[] constant(0)", f"  zb = s8{sh} broadcast(z), dimensions={{}}",
-                    f"  ROOT y = s8{sh} maximum(q, zb)"]
-    return L + [f"  ROOT y = s8{sh} convert(c)"]
+        b.op("q", "convert", "c", type=t("s8"))
+        b.const("z", 0, "s8")
+        b.op("zb", "broadcast", "z", type=t("s8"), dimensions=())
+        return b.op("y", "maximum", "q", "zb")
+    return b.op("y", "convert", "c", type=t("s8"))

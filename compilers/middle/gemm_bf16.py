@@ -2,7 +2,7 @@
 
 What belongs here: :func:`recognize_bf16`, which reads a :class:`~.gemm.Gemm` with ``dtype="bf16"``
 (no bias, raw tail: the result is the f32 dot itself) off a graph or says (``None``) that the
-graph is not one, and :func:`layer_hlo_bf16`, the HLO text tests and benchmarks compile. Nothing
+graph is not one, and :func:`layer_graph_bf16`, the graph tests and benchmarks compile. Nothing
 here knows about accelerators.
 
 The form recognized (M, K, N >= 1; the dot contracts A's dimension 1 with B's dimension 0)::
@@ -13,20 +13,22 @@ A root ``copy`` is looked through; A and B are the graph's only parameters, each
 The reference's value is one f32 FMA chain per output in K order (docs/semantics.md, "Accumulation
 order"); a target whose instruction sums in another order states the sum its tiled program
 computes and its bound against that chain (``TileOffer.blocked_sum`` / ``sum_bound``;
-:mod:`.contract`).
+:func:`.compile.float_contract`).
 """
 
 from __future__ import annotations
 
+from semantics.build import Builder, tensor
 from semantics.ir import Computation, Graph, Instruction
-from semantics.types import TensorType
+from semantics.types import Layout, TensorType
 
 from .gemm import Gemm, Tail
 
-__all__ = ["recognize_bf16", "layer_hlo_bf16", "PAIRS"]
+__all__ = ["recognize_bf16", "layer_graph_bf16", "PAIRS", "PAIR_LAYOUT"]
 
 #: the layout of B the bf16 tiles read: K in pairs, each pair of one column contiguous
-PAIRS = "{1,0:T(2,1)}"
+PAIR_LAYOUT = Layout((1, 0), (2, 1))
+PAIRS = str(PAIR_LAYOUT)
 
 
 def _dtype(ins: Instruction) -> str:
@@ -70,8 +72,11 @@ def recognize_bf16(graph: Graph) -> Gemm | None:
     return Gemm(m, k, pb[1], a, b, None, Tail(None), 2, types, (m, pb[1]), dtype="bf16")
 
 
-def layer_hlo_bf16(m: int, k: int, n: int, b_layout: str = PAIRS, name: str = "layer_bf16") -> str:
-    """HLO text of ``f32[M,N] dot(bf16[M,K], bf16[K,N]<b_layout>)`` (module doc's form)."""
-    return (f"HloModule {name}\nENTRY {name} {{\n  a = bf16[{m},{k}] parameter(0)\n"
-            f"  b = bf16[{k},{n}]{b_layout} parameter(1)\n"
-            f"  ROOT d = f32[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n")
+def layer_graph_bf16(m: int, k: int, n: int, b_layout: Layout | None = PAIR_LAYOUT, name: str = "layer_bf16") -> Graph:
+    """``f32[M,N] dot(bf16[M,K], bf16[K,N]<b_layout>)`` (module doc's form; ``b_layout`` None:
+    row-major as the text leaves it), the graph tests and benchmarks compile."""
+    b = Builder(name)
+    b.param("a", 0, tensor("bf16", m, k))
+    b.param("b", 1, TensorType(tensor("bf16", k, n).dtype, (k, n), b_layout))
+    b.op("d", "dot", "a", "b", type=tensor("f32", m, n), lhs_contracting_dims=(1,), rhs_contracting_dims=(0,))
+    return b.build()

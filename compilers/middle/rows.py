@@ -34,8 +34,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from semantics.hlo_parser import parse_hlo
-from semantics.hlo_printer import print_hlo
+from semantics.build import rebuild
 from semantics.ir import Computation, Graph, Instruction
 from semantics.types import TensorType
 
@@ -133,15 +132,12 @@ def block_graph(graph: Graph, split: RowSplit, height: int) -> Graph:
         if ins.name in split.rowwise:
             resize |= {o for o in ins.operands if comp[o].opcode == "broadcast" and
                        comp[o].attrs.get("dimensions") == () and comp[o].tensor_type.shape[:1] == (split.rows,)}
-    new = []
+    types = {}
     for ins in comp.instructions:
         if ins.name in resize:
             t = ins.tensor_type
-            ins = dataclasses.replace(ins, type=TensorType(t.dtype, (height,) + t.shape[1:], t.layout))
-        new.append(ins)
-    c = dataclasses.replace(comp, instructions=tuple(new))
-    g = dataclasses.replace(graph, computations=tuple(c if x.name == comp.name else x for x in graph.computations))
-    return parse_hlo(print_hlo(g))
+            types[ins.name] = TensorType(t.dtype, (height,) + t.shape[1:], t.layout)
+    return rebuild(graph, types)
 
 
 def _hbm_attrs(acc: Accelerator, ins: Concrete) -> list[str]:

@@ -1,6 +1,6 @@
 """The tiled form of a :class:`~.gemm.Gemm`: the identity every tiled program implements.
 
-What belongs here: :func:`tiled_graph`, an HLO graph that computes the layer block by block, with
+What belongs here: :func:`tiled_graph`, a graph that computes the layer block by block, with
 padding for remainders, exactly as a tiled program does, and the documented identities that make
 it equal to the original (tested bit for bit against the reference interpreter by
 ``tests/compilers/test_middle.py`` with hypothesis over sizes 1..40 and blocks 1..16).
@@ -30,12 +30,12 @@ from __future__ import annotations
 import math
 import struct
 
-from semantics.hlo_parser import parse_hlo
+from semantics.build import Builder, tensor
 from semantics.ir import Graph
 
-from .gemm import Gemm
+from .gemm import Gemm, Tail
 
-__all__ = ["tiled_graph", "tiles", "scale_bits"]
+__all__ = ["add_tile_tail", "scale_bits", "tiled_graph", "tiles"]
 
 
 def scale_bits(scale: float) -> int:
@@ -49,17 +49,17 @@ def tiles(size: int, block: int) -> list[tuple[int, int]]:
 
 
 def tiled_graph(g: Gemm, bm: int, bk: int, bn: int) -> Graph:
-    """The tiled form of ``g`` for blocks (bm, bk, bn) as an HLO graph (module doc)."""
+    """The tiled form of ``g`` for blocks (bm, bk, bn) as a graph (module doc)."""
     if min(bm, bk, bn) < 1:
         raise ValueError("blocks must be positive")
-    L: list[str] = []
-    params = [""] * g.nparams
-    params[g.a] = f"  A = s8[{g.m},{g.k}] parameter({g.a})"
-    params[g.b] = f"  B = s8[{g.k},{g.n}] parameter({g.b})"
+    b = Builder("tiled")
+    params = {g.a: ("A", tensor("s8", g.m, g.k)), g.b: ("B", tensor("s8", g.k, g.n))}
     if g.bias is not None:
-        params[g.bias] = f"  bias = s32[{g.n}] parameter({g.bias})"
-    L += params
-    L += ["  z = s32[] constant(0)", "  z8 = s8[] constant(0)"]
+        params[g.bias] = ("bias", tensor("s32", g.n))
+    for idx in sorted(params):
+        b.param(params[idx][0], idx, params[idx][1])
+    b.const("z", 0, "s32")
+    b.const("z8", 0, "s8")
     rows = []
     for i, (i0, r) in enumerate(tiles(g.m, bm)):
         cols = []
@@ -67,59 +67,49 @@ def tiled_graph(g: Gemm, bm: int, bk: int, bn: int) -> Graph:
             t = f"t{i}_{j}"
             acc = None
             if g.bias is not None:
-                L.append(f"  {t}_bs = s32[{c}] slice(bias), slice={{[{j0}:{j0 + c}]}}")
-                L.append(f"  {t}_b = s32[{r},{c}] broadcast({t}_bs), dimensions={{1}}")
-                acc = f"{t}_b"
+                b.op(f"{t}_bs", "slice", "bias", slice=((j0, j0 + c, 1),))
+                acc = b.op(f"{t}_b", "broadcast", f"{t}_bs", type=tensor("s32", r, c), dimensions=(1,))
             for q, (q0, kk) in enumerate(tiles(g.k, bk)):
                 p = f"{t}_{q}"
-                L.append(f"  {p}_a = s8[{r},{kk}] slice(A), slice={{[{i0}:{i0 + r}], [{q0}:{q0 + kk}]}}")
-                L.append(f"  {p}_a32 = s32[{r},{kk}] convert({p}_a)")
-                L.append(f"  {p}_ap = s32[{bm},{bk}] pad({p}_a32, z), padding=0_{bm - r}x0_{bk - kk}")
-                L.append(f"  {p}_b = s8[{kk},{c}] slice(B), slice={{[{q0}:{q0 + kk}], [{j0}:{j0 + c}]}}")
-                L.append(f"  {p}_b32 = s32[{kk},{c}] convert({p}_b)")
-                L.append(f"  {p}_bp = s32[{bk},{bn}] pad({p}_b32, z), padding=0_{bk - kk}x0_{bn - c}")
-                L.append(f"  {p}_d = s32[{bm},{bn}] dot({p}_ap, {p}_bp), lhs_contracting_dims={{1}}, "
-                         "rhs_contracting_dims={0}")
-                L.append(f"  {p}_s = s32[{r},{c}] slice({p}_d), slice={{[0:{r}], [0:{c}]}}")
-                if acc is None:
-                    acc = f"{p}_s"
-                else:
-                    L.append(f"  {p}_acc = s32[{r},{c}] add({acc}, {p}_s)")
-                    acc = f"{p}_acc"
-            cols.append(_tail(L, g, t, acc, r, c))
-        rows.append(_concat(L, f"row{i}", cols, 1, (r, g.n), "s32" if g.tail.raw else "s8"))
-    out = _concat(L, "out", rows, 0, (g.m, g.n), "s32" if g.tail.raw else "s8")
-    L.append(f"  ROOT result = {'s32' if g.tail.raw else 's8'}[{g.m},{g.n}] copy({out})")
-    return parse_hlo("HloModule tiled\nENTRY tiled {\n" + "\n".join(L) + "\n}\n")
+                b.op(f"{p}_a", "slice", "A", slice=((i0, i0 + r, 1), (q0, q0 + kk, 1)))
+                b.op(f"{p}_a32", "convert", f"{p}_a", type=tensor("s32", r, kk))
+                b.op(f"{p}_ap", "pad", f"{p}_a32", "z", padding=((0, bm - r, 0), (0, bk - kk, 0)))
+                b.op(f"{p}_b", "slice", "B", slice=((q0, q0 + kk, 1), (j0, j0 + c, 1)))
+                b.op(f"{p}_b32", "convert", f"{p}_b", type=tensor("s32", kk, c))
+                b.op(f"{p}_bp", "pad", f"{p}_b32", "z", padding=((0, bk - kk, 0), (0, bn - c, 0)))
+                b.op(f"{p}_d", "dot", f"{p}_ap", f"{p}_bp", lhs_contracting_dims=(1,), rhs_contracting_dims=(0,))
+                s = b.op(f"{p}_s", "slice", f"{p}_d", slice=((0, r, 1), (0, c, 1)))
+                acc = s if acc is None else b.op(f"{p}_acc", "add", acc, s)
+            assert acc is not None
+            cols.append(add_tile_tail(b, g.tail, t, acc, r, c))
+        rows.append(_concat(b, f"row{i}", cols, 1))
+    out = _concat(b, "out", rows, 0)
+    b.op("result", "copy", out)
+    return b.build()
 
 
-def _concat(L: list[str], name: str, parts: list[str], dim: int, shape: tuple[int, int], dt: str) -> str:
-    if len(parts) == 1:
-        return parts[0]
-    L.append(f"  {name} = {dt}[{shape[0]},{shape[1]}] concatenate({', '.join(parts)}), dimensions={{{dim}}}")
-    return name
+def _concat(b: Builder, name: str, parts: list[str], dim: int) -> str:
+    return parts[0] if len(parts) == 1 else b.op(name, "concatenate", *parts, dimensions=(dim,))
 
 
-def _tail(L: list[str], g: Gemm, t: str, acc: str, r: int, c: int) -> str:
-    tl = g.tail
+def add_tile_tail(b: Builder, tl: Tail, t: str, acc: str, r: int, c: int) -> str:
+    """Append to ``b`` the tail ``tl`` of one ``r`` x ``c`` tile (names prefixed ``t``) applied to
+    the s32 value ``acc``; returns the tile's result (``acc`` itself for a raw int32 tail)."""
     if tl.scale is None:
         return acc
-    sh = f"[{r},{c}]"
-    L.append(f"  {t}_f = f32{sh} convert({acc})")
-    src = f"{t}_f"
+    sh = (r, c)
+    src = b.op(f"{t}_f", "convert", acc, type=tensor("f32", *sh))
     if tl.scale != 1.0 or not math.isfinite(tl.scale):
-        L.append(f"  {t}_kb = u32[] constant({scale_bits(tl.scale)})")
-        L.append(f"  {t}_k = f32[] bitcast-convert({t}_kb)")
-        L.append(f"  {t}_kk = f32{sh} broadcast({t}_k), dimensions={{}}")
-        L.append(f"  {t}_m = f32{sh} multiply({t}_f, {t}_kk)")
-        src = f"{t}_m"
-    L.append(f"  {t}_r = f32{sh} round-nearest-even({src})")
-    L.append(f"  {t}_lo = f32[] constant(-128)")
-    L.append(f"  {t}_hi = f32[] constant(127)")
-    L.append(f"  {t}_c = f32{sh} clamp({t}_lo, {t}_r, {t}_hi)")
-    L.append(f"  {t}_o = s8{sh} convert({t}_c)")
+        b.const(f"{t}_kb", scale_bits(tl.scale), "u32")
+        b.op(f"{t}_k", "bitcast-convert", f"{t}_kb", type=tensor("f32"))
+        b.op(f"{t}_kk", "broadcast", f"{t}_k", type=tensor("f32", *sh), dimensions=())
+        src = b.op(f"{t}_m", "multiply", f"{t}_f", f"{t}_kk")
+    b.op(f"{t}_r", "round-nearest-even", src)
+    b.const(f"{t}_lo", -128, "f32")
+    b.const(f"{t}_hi", 127, "f32")
+    b.op(f"{t}_c", "clamp", f"{t}_lo", f"{t}_r", f"{t}_hi")
+    o = b.op(f"{t}_o", "convert", f"{t}_c", type=tensor("s8", *sh))
     if not tl.relu:
-        return f"{t}_o"
-    L.append(f"  {t}_zb = s8{sh} broadcast(z8), dimensions={{}}")
-    L.append(f"  {t}_y = s8{sh} maximum({t}_o, {t}_zb)")
-    return f"{t}_y"
+        return o
+    b.op(f"{t}_zb", "broadcast", "z8", type=tensor("s8", *sh), dimensions=())
+    return b.op(f"{t}_y", "maximum", o, f"{t}_zb")

@@ -5,7 +5,7 @@ Each ``compilers/targets/<name>/`` package holds everything about one accelerato
 words, its emitters, and a :class:`TargetPackage` record named ``PACKAGE`` that says what the rest
 of the project may ask of it: the description's builder, the names of the backends that run its
 programs (``sim``, ``stream``, ``rtl``, ...; the backends themselves are registered in
-:mod:`accv.backends`) and the artifacts ``accv compile`` writes beside the assembly.
+:mod:`check.backends`) and the artifacts ``accv compile`` writes beside the assembly.
 
 ``load_target(name)`` builds the description and validates it (so a broken description fails
 when it is loaded, naming the instruction and the field), once per process.

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from accv.cli import main
-from tests.conftest import CORPUS
+from tests.paths import PAPER
+from tests.paths import SHARED_CORPUS as CORPUS
 
 KERNELS = sorted(CORPUS.glob("**/*.hlo"))
 
@@ -36,7 +37,7 @@ def test_parse_and_run_every_corpus_kernel(path: Path, tmp_path: Path, capsys: p
 
 
 def test_run_is_deterministic_and_reads_its_own_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    k = CORPUS / "paper" / "qkv_attention.hlo"
+    k = PAPER / "qkv_attention.hlo"
     assert main(["run", str(k), "--seed", "7", "--out", str(tmp_path / "a")]) == 0
     first = capsys.readouterr().out.splitlines()[1].split("->")[0]
     inputs = ",".join(str(tmp_path / "a" / f"input{i}.npy") for i in range(3))
@@ -74,7 +75,7 @@ def test_bad_input_is_one_line_exit_2(kind: str, tmp_path: Path, capsys: pytest.
 def test_missing_file_and_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(tmp_path / "nope.hlo")]) == 2
     assert "no such file" in capsys.readouterr().err
-    k = CORPUS / "paper" / "gemmini_add.hlo"
+    k = PAPER / "gemmini_add.hlo"
     wrong = tmp_path / "w.npy"
     np.save(wrong, np.zeros((3, 3), np.float32))
     assert main(["run", str(k), "--inputs", f"{wrong},{wrong}"]) == 2
@@ -102,7 +103,7 @@ def test_docs_operator_table_in_sync() -> None:
 
 
 def test_check_runs_on_the_simulator_backend_and_rejects_bad_counts(capsys, tmp_path: Path) -> None:
-    k = str(CORPUS / "paper" / "gemmini_gemm.hlo")
+    k = str(PAPER / "gemmini_gemm.hlo")
     o = str(tmp_path / "g.asm")
     assert main(["check", k, "--target", "gemmini", "--check", "1", "-o", o]) == 0   # proves what it lacks
     assert "equal the reference bit for bit; 80 cycles" in capsys.readouterr().out
@@ -111,7 +112,7 @@ def test_check_runs_on_the_simulator_backend_and_rejects_bad_counts(capsys, tmp_
 
 
 def test_rtl_backend_names_targets_without_rtl() -> None:
-    from accv.backends import get_backend
+    from check.backends import get_backend
     from compilers.backend import BackendUnavailable
     from compilers.targets import load_target
 
@@ -120,7 +121,7 @@ def test_rtl_backend_names_targets_without_rtl() -> None:
 
 
 def test_check_reports_each_input_set_and_exits_6_when_none_is_informative(capsys, tmp_path: Path) -> None:
-    k = str(CORPUS / "paper" / "qkv_attention.hlo")
+    k = str(PAPER / "qkv_attention.hlo")
     assert main(["check", k, "--target", "qkv", "-o", str(tmp_path / "q.asm")]) == 0
     out = capsys.readouterr().out
     assert "; 1 of 3 informative\n" in out

@@ -5,31 +5,31 @@ from __future__ import annotations
 
 import itertools
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accv.check import check_program
 from accv.cli import main
+from check.run import check_program
 from compilers.act import Unsupported, allocate, compile_graph, csp, liveness, phase1  # noqa: I001
 from compilers.act import order as act_order
 from compilers.act.rewrite import IrRules
+from compilers.compile import rules_for
 from compilers.isa import HBM
 from compilers.program import Concrete, Program
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
+from tests.paths import PAPER, SHARED_CORPUS
 from verif.gate import ProofGate
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-PAPER = CORPUS / "paper"
+CORPUS = SHARED_CORPUS
 
 
 def _proven(acc):
     """The target's rules with any proof missing from the cache run at first use: a fresh clone's
     cache is empty, and the default gate (cached proofs only) would then refuse the rules."""
-    return IrRules.for_target(acc, ProofGate(prove_missing=True))
+    return rules_for(acc)
 
 
 def _every_graph(acc):
@@ -71,7 +71,7 @@ def test_wrong_program_is_caught_with_a_reproducer(tmp_path):
     env["addr_1"], env["addr_2"] = env["addr_2"], env["addr_1"]     # Q K^T -> K^T Q
     ins[gemm] = Concrete("gemm", tuple(env.items()))
     bad = Program(p.target, tuple(ins), p.inputs, p.outputs, p.constants)
-    chk = check_program(g, acc, bad, 2, kernel_path=PAPER / "qkv_attention.hlo", repro_dir=tmp_path / "r")
+    chk = check_program(g, acc, bad, 2, repro_dir=tmp_path / "r")
     assert not chk.ok and "element" in chk.message
     files = {f.name for f in (tmp_path / "r").iterdir()}
     assert {"kernel.hlo", "program.asm", "input0.npy", "expected0.npy", "actual0.npy", "README.md"} <= files

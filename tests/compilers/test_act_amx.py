@@ -9,26 +9,23 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accv.check import check_program
+from check.run import check_program
 from compilers.act import Unsupported, compile_graph
-from compilers.act.rewrite import IrRules
 from compilers.act.terms import lower
 from compilers.act.tiling import DC, view_of
+from compilers.compile import rules_for
 from compilers.isa import HBM
 from compilers.targets import load_target
 from compilers.targets.amx.emit_c import emit_c
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.interp import evaluate
-from verif.gate import ProofGate
-
-PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
+from tests.paths import PAPER
 
 #: kernel -> instructions. K1 is the hand-written amx_k1.asm's 80 (tdpbusd needs B in VNNI
 #: layout: 64 instructions re-lay it out through HBM, docs/isa.md; with B in VNNI layout: 16, test_vnni_layout_gives_the_papers_programs); K3 / K4 are one FMA from
@@ -40,7 +37,7 @@ EXPECTED = {"amx_k1": 80, "amx_k2": 73, "amx_k3": 100, "amx_k4": 83, "amx_k5": 1
 @pytest.fixture(scope="module")
 def amx_rules():  # noqa: ANN201
     acc = load_target("amx")
-    return acc, IrRules.for_target(acc, ProofGate(prove_missing=True))
+    return acc, rules_for(acc)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -905,7 +902,7 @@ def test_operand_tops_rule_out_gemmini_products_on_a_subtraction(monkeypatch) ->
            "minimum,select,compare,pad,reverse,negate").split(",")
     g = random_graph(3039, ops=ops, dtypes=["s8", "s32"], max_ops=5)
     acc = load_target("gemmini")
-    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
+    rules = rules_for(acc)
     rejected = _rejections(g, acc, rules, monkeypatch)
     assert rejected.get("matmul_ws_acc", 0) > 0 and rejected.get("matmul_ws_bias_acc", 0) > 0
     with pytest.raises(Unsupported, match="no instruction computes add on s32"):

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from accv.check import check_program
+from check.run import check_program
 from compilers.act import compile_graph
-from compilers.act.rewrite import IrRules
+from compilers.compile import rules_for
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_hlo
-from verif.gate import ProofGate
 
 
 def _proven(acc):  # noqa: ANN001, ANN202
-    return IrRules.for_target(acc, ProofGate(prove_missing=True))
+    return rules_for(acc)
 
 
 _KERNELS = {

@@ -5,24 +5,23 @@ compiles to its constant section."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from accv.check import check_program
+from check.run import check_program
 from compilers.act import compile_graph
 from compilers.act.egraph import NodeInfo
 from compilers.act.fold import evaluate
 from compilers.act.rewrite import IrRules
 from compilers.act.terms import canon_attrs, eval_op, region_of
+from compilers.compile import rules_for
 from compilers.targets import load_target
 from semantics.dtypes import DTYPES
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.types import TensorType
-from verif.gate import ProofGate
+from tests.paths import PAPER, SHARED_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+CORPUS = SHARED_CORPUS
 
 _ZERO_BY_ALGEBRA = """HloModule zero_by_algebra
 
@@ -46,7 +45,7 @@ ENTRY main {
 
 
 def _proven(acc):  # noqa: ANN001, ANN202
-    return IrRules.for_target(acc, ProofGate(prove_missing=True))
+    return rules_for(acc)
 
 
 def test_an_output_constant_by_algebra_compiles_to_its_constant() -> None:
@@ -115,7 +114,7 @@ def test_evaluate_declines_what_it_cannot_evaluate() -> None:
 @pytest.mark.parametrize("name", ["gemmini_mac", "composite_add_mm"])
 def test_paper_kernels_keep_their_programs_checked(name: str) -> None:
     """Folding does not stop the paper kernels from compiling and checking."""
-    g = parse_file(CORPUS / "paper" / f"{name}.hlo")
+    g = parse_file(PAPER / f"{name}.hlo")
     acc = load_target("gemmini")
     res = compile_graph(g, acc, rules=_proven(acc))
     assert len(res.program) > 0

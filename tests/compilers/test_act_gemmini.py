@@ -9,19 +9,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accv.check import check_program
 from accv.cli import main
+from check.run import check_program
 from compilers.act import Unsupported, compile_graph
 from compilers.act.rewrite import IrRules
+from compilers.compile import rules_for
 from compilers.targets import load_target
 from compilers.targets.gemmini.stream import encode
 from rewrite_rules.instantiate import emit, evaluator
 from rewrite_rules.library import load
 from semantics.hlo_parser import parse_file
 from semantics.interp import evaluate
+from tests.paths import PAPER
 from verif.gate import ProofGate
-
-PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
 
 #: kernel -> instructions of the compiled program (the hand-written gemm/add/mac take 5/3/6)
 EXPECTED = {"gemmini_gemm": 5, "gemmini_add": 3, "gemmini_mac": 6, "composite_mm_mm": 8,
@@ -31,7 +31,7 @@ EXPECTED = {"gemmini_gemm": 5, "gemmini_add": 3, "gemmini_mac": 6, "composite_mm
 @pytest.fixture(scope="module")
 def proven_rules() -> IrRules:
     """Gemmini's rules behind a gate that proves what the cache lacks (one per module)."""
-    return IrRules.for_target(load_target("gemmini"), ProofGate(prove_missing=True))
+    return rules_for(load_target("gemmini"))
 
 
 @pytest.mark.parametrize("name", EXPECTED)
@@ -108,7 +108,7 @@ def test_compilation_is_deterministic_across_processes() -> None:
             "from compilers.act.rewrite import IrRules\nfrom compilers.program import print_asm\n"
             "from verif.gate import ProofGate\n"
             "from compilers.targets import load_target\nacc = load_target('gemmini')\n"
-            "g = parse_file('../shared/corpus/paper/composite_mm_add.hlo')\n"
+            "g = parse_file('examples/regression/composite_mm_add.hlo')\n"
             "r = compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=False)))\n"
             "s = r.stats\nprint(s.enodes, s.eclasses, s.iterations, s.candidates, s.pii_graphs)\n"
             "print(print_asm(r.program))\n")
@@ -136,7 +136,7 @@ ENTRY e {{
 }}
 """, "narrow")
     acc = load_target("gemmini")
-    res = compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=True)))
+    res = compile_graph(g, acc, rules=rules_for(acc))
     assert "matmul_ws_acc" in {c.name for c in res.program.instructions}
     chk = check_program(g, acc, res.program, 3, seed=k)
     assert chk.ok, chk.message
@@ -158,4 +158,4 @@ ENTRY e {
 """, "mul")
     acc = load_target("gemmini")
     with pytest.raises(Unsupported, match=r"^no instruction computes multiply on s32\[4, 2\] \(into d0\)$"):
-        compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=True)))
+        compile_graph(g, acc, rules=rules_for(acc))

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import pytest
 
-from accv.check import check_program
+from check.run import check_program
 from compilers.act import Unsupported, compile_graph
-from compilers.act.rewrite import IrRules
+from compilers.compile import rules_for
 from compilers.targets import load_target
 from fuzz.opsets import AMX_1, AMX_2, GEMMINI_1, GEMMINI_2, QKV_1, QKV_2, QKV_3
 from semantics.gen import random_graph
-from verif.gate import ProofGate
 
 #: (target, operators, dtypes (a list of fuzz.opsets), seeds, how many must compile at least: as many as compile now).
 #: A rule instantiation without a cached proof is proved at its first use, as ``accv compile``
@@ -43,7 +42,7 @@ CASES = [
 def test_random_graphs_compile_to_programs_that_check(target: str, ops: str, dtypes: str, seeds: list[int],
                                                       at_least: int) -> None:
     acc = load_target(target)
-    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
+    rules = rules_for(acc)
     compiled = 0
     for seed in seeds:
         g = random_graph(seed, ops=ops.split(","), dtypes=dtypes.split(","), max_ops=4)

@@ -3,8 +3,6 @@ survives, so the unions (and their order) are those of matching at every class."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from compilers.act import phase1
@@ -12,11 +10,10 @@ from compilers.act.egraph import EGraph
 from compilers.act.egraph import class_literals as _class_literals
 from compilers.act.match import Binding, Matcher, Prefilter, SnapView, classes_by_op
 from compilers.act.rewrite import IrRules
+from compilers.compile import rules_for
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
-from verif.gate import ProofGate
-
-PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
+from tests.paths import PAPER
 
 
 def _grown(kernel: str, rounds: int):  # noqa: ANN202
@@ -25,7 +22,7 @@ def _grown(kernel: str, rounds: int):  # noqa: ANN202
     eg = EGraph()
     for r in k.roots:
         phase1.insert(eg, r, {})
-    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))   # not the cache's state: prove at first use
+    rules = rules_for(acc)   # not the cache's state: prove at first use
     isa = phase1.IsaRules(acc, rules.normalize)
     for _ in range(rounds):
         rules.apply(eg, eg.snapshot())
@@ -152,7 +149,7 @@ def test_rewrites_never_unite_values_of_different_types(source: str) -> None:
     eg = EGraph()
     for r in k.roots:
         phase1.insert(eg, r, {})
-    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
+    rules = rules_for(acc)
     isa = phase1.IsaRules(acc, rules.normalize)
     for _ in range(3):
         rules.apply(eg, eg.snapshot())

@@ -4,8 +4,6 @@ IR-to-ISA rules (piis); merges and literals make the e-nodes above them new."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from compilers.act import phase1
@@ -16,11 +14,10 @@ from compilers.act.isa_rules import PatternStore, _pattern_depth
 from compilers.act.match import Binding, Matcher, SnapView, classes_by_op
 from compilers.act.rewrite import IrRules
 from compilers.act.seminaive import Changes
+from compilers.compile import rules_for
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
-from verif.gate import ProofGate
-
-PAPER = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "paper"
+from tests.paths import PAPER
 
 
 def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[int, int, int, EGraph]:  # noqa: ANN001
@@ -32,7 +29,7 @@ def _semi_naive_check(graph, rounds: int = 5, target: str = "gemmini") -> tuple[
     eg = EGraph()
     for r in k.roots:
         phase1.insert(eg, r, {})
-    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))   # a fresh clone has no cached proofs
+    rules = rules_for(acc)   # a fresh clone has no cached proofs
     isa = phase1.IsaRules(acc, rules.normalize)
     skipped = matched = isa_skipped = old_skipped = 0
     for _ in range(rounds):
@@ -214,7 +211,7 @@ def test_a_ground_left_side_skipped_at_an_unchanged_class_has_its_union_already(
     from semantics.dtypes import DTYPES
     from semantics.types import TensorType
 
-    rules = IrRules.for_target(load_target("gemmini"), ProofGate(prove_missing=True))
+    rules = rules_for(load_target("gemmini"))
     t = TensorType(DTYPES["s32"], (4, 16))
     eg = EGraph()
     lit = eg.add(lit_info(np.tile(np.arange(16, dtype=np.int32), (4, 1)), t))
@@ -250,7 +247,7 @@ def _checked_against_egglog(kernel: str, target: str, method: str, monkeypatch) 
     from compilers.act import compile_graph
 
     acc = load_target(target)
-    rules = IrRules.for_target(acc, ProofGate(prove_missing=True))
+    rules = rules_for(acc)
     g = parse_file(PAPER / f"{kernel}.hlo")
     plain = compile_graph(g, acc, rules=rules).program
     calls = []

@@ -29,10 +29,11 @@ from compilers.targets import load_target
 from compilers.targets.amx.emit_c import EmitError, emit_c, fill, native_amx_available, tile_config
 from semantics.hlo_parser import parse_file
 from semantics.interp import evaluate
+from tests.paths import PAPER
 
 ROOT = Path(__file__).resolve().parents[2]
 K1_ASM = ROOT / "compilers" / "programs" / "amx_k1.asm"
-K1_HLO = ROOT.parent / "shared" / "corpus" / "paper" / "amx_k1.hlo"
+K1_HLO = PAPER / "amx_k1.hlo"
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

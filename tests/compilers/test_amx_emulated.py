@@ -2,8 +2,8 @@
 set (tests/compilers/data/amx_programs: amx_k1..k5, K1 / K2 with VNNI B, the random AMX graphs of
 seeds 120-159 and 1200-1319 that compile) built against the emulation header and run on three
 input sets (random, edge values, raw random bytes), the final HBM image equal to the functional
-simulator's (a NaN matches any NaN in f32 outputs only: which NaN the hardware gives for several
-NaN operands is not modelled). A wrong emitter (a stride, a tile shape) is caught here and not by
+simulator's under the one comparison rule (check.policy.compare_images: the emulated backend does
+not observe NaN bits as the reference models them, so a NaN output matches any NaN). A wrong emitter (a stride, a tile shape) is caught here and not by
 the simulator, which never reads the C; the faults the hardware raises are raised.
 
 The native backend runs the same programs on the host's AMX unit (marked ``native_amx``; skipped
@@ -18,13 +18,14 @@ import numpy as np
 import pytest
 
 import compilers.targets.amx.emit_c as amx_emit
-from compilers.targets.amx.backends import EmulatedBackend, NativeBackend, image_mismatch, native_available
-from compilers.targets.amx.cbuild import RunFailure, build, run_image
-from fuzz.amx_programs import graph, load_set
+from check.policy import Policy, compare_images, judge
 from compilers.backend import BackendUnavailable
 from compilers.program import Program, hbm_image, parse_asm
 from compilers.simulator import SimError, simulate_image
 from compilers.targets import load_target
+from compilers.targets.amx.backends import EmulatedBackend, NativeBackend, native_available
+from compilers.targets.amx.cbuild import RunFailure, build, run_image
+from fuzz.amx_programs import graph, load_set
 from semantics.compare import compare
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
@@ -60,7 +61,7 @@ def agree(acc, backend, name: str) -> None:  # noqa: ANN001
     prog = SET[name]
     for k, img in enumerate(images(name, prog, acc.hbm_size)):
         got = backend.run_image(prog, img)
-        bad = image_mismatch(prog, got, simulate_image(acc, prog, img))
+        bad = compare_images(prog, got, simulate_image(acc, prog, img), Policy.of(prog, backend))
         assert bad is None, f"{name} input set {k}: {bad}"
 
 
@@ -93,8 +94,8 @@ def test_run_gives_the_reference_outputs(acc, name: str) -> None:
         xs = random_inputs(g, seed, edges=bool(seed))
         r = EmulatedBackend.for_target(acc).run(SET[name], xs)
         assert r.cycles is None and any("emulated build" in line for line in r.log)
-        cmp = compare(evaluate(g, xs), r.outputs)
-        assert cmp.ok, f"{name} seed {seed}: {cmp.message}"
+        j = judge(evaluate(g, xs), r.outputs, xs, Policy.of(SET[name], EmulatedBackend))
+        assert j.ok, f"{name} seed {seed}: {j.why}"
 
 
 def test_the_k1_program_of_fig43_is_wrong_on_row_major_bytes(acc) -> None:
@@ -109,8 +110,8 @@ def test_the_k1_program_of_fig43_is_wrong_on_row_major_bytes(acc) -> None:
     r = EmulatedBackend(acc).run(as_corpus, xs)
     assert not compare(evaluate(corpus, xs), r.outputs).ok
     img = hbm_image(as_corpus, xs, acc.hbm_size)
-    assert image_mismatch(as_corpus, EmulatedBackend(acc).run_image(as_corpus, img),
-                          simulate_image(acc, as_corpus, img)) is None
+    assert compare_images(as_corpus, EmulatedBackend(acc).run_image(as_corpus, img),
+                          simulate_image(acc, as_corpus, img), Policy.of(as_corpus, EmulatedBackend)) is None
 
 
 # -------------------------------------------------------------------------------------------------
@@ -127,7 +128,8 @@ def caught(acc, name: str) -> tuple[bool, bool]:  # noqa: ANN001
 
     sim_ok = compare(evaluate(g, xs), read_outputs(prog, sim)).ok
     try:
-        emu_ok = image_mismatch(prog, EmulatedBackend(acc).run_image(prog, img), sim) is None
+        emu_ok = compare_images(prog, EmulatedBackend(acc).run_image(prog, img), sim,
+                                Policy.of(prog, EmulatedBackend)) is None
     except RunFailure:
         emu_ok = False
     return sim_ok, emu_ok

@@ -18,6 +18,7 @@ from compilers.program import parse_asm, read_asm
 from compilers.simulator import simulate_image
 from compilers.targets import load_target
 from compilers.targets.amx.emit_c import emit_c, native_amx_available
+from tests.paths import PAPER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -175,19 +176,17 @@ def test_compiled_k5_native(tmp_path: Path) -> None:
     """The compiled K5 (int8 matmul + the scale/ReLU/saturate chain) on the host CPU: the whole
     HBM image equals the simulator's, and the outputs equal the reference interpreter, on
     random and edge-value inputs (NaN, infinities, signed zeros, subnormals)."""
-    from compilers.act import compile_graph
-    from compilers.act.rewrite import IrRules
+    from compilers.compile import compile
     from compilers.program import hbm_image, print_asm, read_outputs
     from semantics.compare import compare
     from semantics.hlo_parser import parse_file
     from semantics.inputs import random_inputs
     from semantics.interp import evaluate
-    from verif.gate import ProofGate
 
     acc = load_target("amx")
-    g = parse_file(ROOT.parent / "shared" / "corpus" / "paper" / "amx_k5.hlo")
+    g = parse_file(PAPER / "amx_k5.hlo")
     # proofs made on first use when missing: no dependence on another test having run first
-    prog = compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=True))).program
+    prog = compile(g, acc).program
     for seed in (0, 1, 2, 3):
         xs = random_inputs(g, seed, edges=bool(seed % 2))
         native, sim = run_both(tmp_path, print_asm(prog), hbm_image(prog, xs, acc.hbm_size), f"k5_{seed}")
@@ -206,21 +205,19 @@ def test_papers_programs_on_the_hardware(tmp_path: Path, name: str, count: int) 
     kernels, whose compiled 80 / 73 instructions re-lay out B (docs/compiler.md)."""
     from dataclasses import replace
 
-    from compilers.act import compile_graph
-    from compilers.act.rewrite import IrRules
+    from compilers.compile import compile
     from compilers.program import hbm_image, print_asm, read_outputs
     from semantics.compare import compare
     from semantics.hlo_parser import parse_hlo
     from semantics.inputs import random_inputs
     from semantics.interp import evaluate
-    from verif.gate import ProofGate
 
     acc = load_target("amx")
-    text = (ROOT.parent / "shared" / "corpus" / "paper" / f"{name}.hlo").read_text()
+    text = (PAPER / f"{name}.hlo").read_text()
     corpus = parse_hlo(text, name)
     vnni = parse_hlo(text.replace("{1,0:T(16,64)}", "{0,1:T(4,1)}"), f"{name}_vnni")
     # proofs made on first use when missing: no dependence on another test having run first
-    prog = compile_graph(vnni, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=True))).program
+    prog = compile(vnni, acc).program
     assert len(prog.instructions) == count
     # the same instructions reading their inputs in the corpus kernel's layouts (same byte sizes)
     as_corpus = replace(prog, inputs=tuple(replace(x, type=t) for x, t in

@@ -17,9 +17,9 @@ from compilers.targets.gemmini import ACC_ROWS, DIM, ONE, SCALES, SPAD_ROWS, bui
 from semantics.hlo_parser import parse_hlo
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
+from tests.paths import PAPER
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "corpus" / "paper"
 
 # --------------------------------------------------------------------------------------------
 # gold model (gemmini.md "Semantics"), independent of the HLO description
@@ -366,7 +366,7 @@ def test_bad_programs(gem: Accelerator) -> None:
 
 @pytest.mark.parametrize("kernel", ("gemm", "add", "mac"))
 def test_corpus_programs(gem: Accelerator, kernel: str) -> None:
-    hlo = CORPUS / f"gemmini_{kernel}.hlo"
+    hlo = PAPER / f"gemmini_{kernel}.hlo"
     if not hlo.exists():
         pytest.skip(f"{hlo} is not present")
     g = parse_hlo(hlo.read_text(), filename=str(hlo))

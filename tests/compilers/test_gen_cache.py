@@ -19,9 +19,9 @@ from compilers import gen_cache, isa
 from compilers.act import terms
 from compilers.targets import load_target
 from semantics.dtypes import DTYPES
+from tests.paths import PAPER
 
 ROOT = Path(__file__).resolve().parents[2]
-PAPER = ROOT.parent / "shared" / "corpus" / "paper"
 
 
 def _clear() -> None:

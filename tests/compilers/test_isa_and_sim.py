@@ -16,7 +16,7 @@ from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
-from tests.conftest import CORPUS
+from tests.paths import PAPER
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "compilers" / "programs"
 
@@ -43,7 +43,7 @@ def test_fig10b_program_matches_the_reference_bit_for_bit() -> None:
     acc = load_target("qkv")
     prog = read_asm(PROGRAMS / "qkv_fig10b.asm")
     assert len(prog) == 9
-    g = parse_file(CORPUS / "paper" / "qkv_attention.hlo")
+    g = parse_file(PAPER / "qkv_attention.hlo")
     for seed in range(3):
         x = random_inputs(g, seed, edges=seed == 2)
         got = simulate(acc, prog, x).outputs[0]

@@ -8,15 +8,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilers.act import Unsupported, compile_graph
+from compilers.compile import compile
+from compilers.errors import Unsupported
 from compilers.middle import recognize, tiled_graph
 from compilers.middle.compile import compile_tiled
-from compilers.middle.gemm import layer_hlo
+from compilers.middle.gemm import add_tail, layer_graph
 from compilers.simulator import simulate
 from compilers.targets import load_target
+from semantics.build import Builder, tensor
 from semantics.hlo_parser import parse_file, parse_hlo
+from semantics.hlo_printer import print_hlo
+from semantics.ir import Graph
+from semantics.types import TensorType
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
+from tests.paths import PAPER
 
 PRIMES = (1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
 sizes = st.one_of(st.sampled_from(PRIMES), st.integers(1, 40))
@@ -24,15 +30,16 @@ tails = st.sampled_from([(None, False), (1.0, False), (1.0, True), (0.0625, Fals
 
 
 def _layer(m: int, k: int, n: int, bias: bool, tail: tuple[float | None, bool]):  # noqa: ANN202
-    return parse_hlo(layer_hlo(m, k, n, bias=bias, scale=tail[0], relu=tail[1]))
+    return layer_graph(m, k, n, bias=bias, scale=tail[0], relu=tail[1])
 
 
 def test_recognizes_the_layer_forms_and_nothing_else() -> None:
     g = recognize(_layer(5, 7, 3, True, (0.0625, True)))
     assert g is not None and (g.m, g.k, g.n, g.bias, g.tail.scale, g.tail.relu) == (5, 7, 3, 2, 0.0625, True)
-    assert recognize(parse_file("../shared/corpus/paper/gemmini_add.hlo")) is None
+    assert recognize(parse_file(PAPER / "gemmini_add.hlo")) is None
     # a clamp to other bounds is not the s8 saturation
-    text = layer_hlo(4, 4, 4).replace("constant(-128)", "constant(-100)")
+    text = print_hlo(layer_graph(4, 4, 4)).replace("constant(-128)", "constant(-100)")
+    assert text != print_hlo(layer_graph(4, 4, 4))
     assert recognize(parse_hlo(text)) is None
 
 
@@ -55,7 +62,7 @@ def test_the_tiled_form_means_what_the_layer_does(m: int, k: int, n: int, bias: 
 def test_tiled_gemmini_programs_check_bit_for_bit(m: int, k: int, n: int, bias: bool, tail: tuple, seed: int) -> None:
     acc = load_target("gemmini")
     graph = _layer(m, k, n, bias, tail)
-    res = compile_graph(graph, acc)
+    res = compile(graph, acc)
     xs = random_inputs(graph, seed, edges=bool(seed % 2))
     (want,) = evaluate(graph, xs)
     (got,) = simulate(acc, res.program, xs).outputs
@@ -64,11 +71,11 @@ def test_tiled_gemmini_programs_check_bit_for_bit(m: int, k: int, n: int, bias: 
 
 
 def test_the_stream_backend_runs_the_same_tiled_program() -> None:
-    from accv.backends import get_backend
+    from check.backends import get_backend
 
     acc = load_target("gemmini")
     graph = _layer(37, 19, 23, True, (0.0625, True))
-    prog = compile_graph(graph, acc).program
+    prog = compile(graph, acc).program
     xs = random_inputs(graph, 1, edges=True)
     (want,) = evaluate(graph, xs)
     (got,) = get_backend(acc, "stream").run(prog, xs).outputs
@@ -89,7 +96,7 @@ def test_micro_kernels_grow_with_tile_shapes_not_tiles() -> None:
 
 def test_the_store_path_takes_the_tail() -> None:
     acc = load_target("gemmini")
-    prog = compile_graph(_layer(32, 64, 32, True, (0.0625, True)), acc).program
+    prog = compile(_layer(32, 64, 32, True, (0.0625, True)), acc).program
     stores = [c for c in prog.instructions if c.name.startswith("mvout")]
     assert stores and all(c.name == "mvout_acc" and c.env["relu"] == 1 for c in stores)
     assert {c.name for c in prog.instructions} <= {"mvin_spad", "mvin_acc_bcast", "preload_ws", "matmul_ws_acc", "mvout_acc"}
@@ -98,26 +105,26 @@ def test_the_store_path_takes_the_tail() -> None:
 def test_a_scale_outside_the_store_paths_domain_exits_3() -> None:
     acc = load_target("gemmini")
     with pytest.raises(Unsupported, match="cannot scale by 0.3"):
-        compile_graph(_layer(32, 32, 32, False, (0.3, False)), acc)
+        compile(_layer(32, 32, 32, False, (0.3, False)), acc)
 
 
 def test_the_papers_one_block_gemm_stays_acts() -> None:
     acc = load_target("gemmini")
-    graph = parse_file("../shared/corpus/paper/gemmini_gemm.hlo")
+    graph = parse_file(PAPER / "gemmini_gemm.hlo")
     assert compile_tiled(graph, acc) is None
 
 
-def _vnni(text: str, k: int, n: int) -> str:
+def _vnni(k: int, n: int) -> TensorType:
     """B declared in VNNI layout (AMX's TDPBSSD operand: the weights pre-packed)."""
-    return text.replace(f"b = s8[{k},{n}] parameter(1)", f"b = s8[{k},{n}]{{1,0:T(4,1)}} parameter(1)")
+    return tensor("s8", k, n, layout=(1, 0), tiles=(4, 1))
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(m=sizes, k=sizes, n=sizes, bias=st.booleans(), tail=tails, seed=st.integers(0, 3))
 def test_tiled_amx_programs_check_bit_for_bit(m: int, k: int, n: int, bias: bool, tail: tuple, seed: int) -> None:
     acc = load_target("amx")
-    graph = parse_hlo(_vnni(layer_hlo(m, k, n, bias=bias, scale=tail[0], relu=tail[1]), k, n))
-    res = compile_graph(graph, acc)
+    graph = layer_graph(m, k, n, bias=bias, scale=tail[0], relu=tail[1], b_layout=_vnni(k, n))
+    res = compile(graph, acc)
     assert res.stats.middle
     xs = random_inputs(graph, seed, edges=bool(seed % 2))
     (want,) = evaluate(graph, xs)
@@ -126,11 +133,11 @@ def test_tiled_amx_programs_check_bit_for_bit(m: int, k: int, n: int, bias: bool
 
 
 def test_amx_tiles_use_one_tile_shape_and_the_emulated_backend_agrees() -> None:
-    from accv.backends import get_backend, unavailable
+    from check.backends import get_backend, unavailable
 
     acc = load_target("amx")
-    graph = parse_hlo(_vnni(layer_hlo(37, 19, 23, bias=True, scale=0.0625, relu=True), 19, 23))
-    prog = compile_graph(graph, acc).program
+    graph = layer_graph(37, 19, 23, bias=True, scale=0.0625, relu=True, b_layout=_vnni(19, 23))
+    prog = compile(graph, acc).program
     shapes = {(c.env["rows"], c.env["colsb"]) for c in prog.instructions if c.name in ("tileloadd", "tilestored")}
     assert shapes == {(16, 64)}
     if unavailable("amx", "emulated") is not None:
@@ -143,12 +150,12 @@ def test_amx_tiles_use_one_tile_shape_and_the_emulated_backend_agrees() -> None:
 
 def test_amx_needs_b_in_vnni_layout() -> None:
     with pytest.raises(Unsupported, match=r"B \(parameter 1\) must have layout '\{1,0:T\(4,1\)\}'"):
-        compile_graph(_layer(32, 32, 32, False, (1.0, False)), load_target("amx"))
+        compile(_layer(32, 32, 32, False, (1.0, False)), load_target("amx"))
 
 
 def _attention(rows: int, keys: int = 64) -> str:
-    text = open("../shared/corpus/paper/qkv_attention.hlo").read()
-    text = text.split("\n", 1)[1]          # the entry layout names the 64-row shapes
+    text = open(PAPER / "qkv_attention.hlo").read()
+    text = text.split("HloModule", 1)[1].split("\n", 1)[1]    # the entry layout names the 64-row shapes
     for name in ("q", "scores", "scores_exp", "sum_broadcast", "probs", "output"):
         text = text.replace(f"%{name} = bf16[64,64]", f"%{name} = bf16[{rows},64]")
     text = text.replace("%sum = bf16[64]", f"%sum = bf16[{rows}]")
@@ -168,9 +175,9 @@ def test_qkv_attention_of_more_rows_compiles_as_row_blocks() -> None:
     graph = parse_hlo(_attention(192))
     split = row_split(graph)
     assert split is not None and split.param == 0 and split.rows == 192
-    res = compile_graph(graph, acc)
+    res = compile(graph, acc)
     assert res.stats.middle and res.stats.micro_kernels == 1
-    one = compile_graph(parse_file("../shared/corpus/paper/qkv_attention.hlo"), acc)
+    one = compile(parse_file(PAPER / "qkv_attention.hlo"), acc)
     assert len(res.program) == 3 * len(one.program)
     for seed in (0, 1):
         xs = random_inputs(graph, seed, edges=bool(seed))
@@ -181,7 +188,7 @@ def test_qkv_attention_of_more_rows_compiles_as_row_blocks() -> None:
 
 def test_longer_keys_do_not_decompose_exactly_and_exit_3() -> None:
     with pytest.raises(Unsupported, match=r"extent above 64 needs a split contraction or reduction"):
-        compile_graph(parse_hlo(_attention(128, keys=128)), load_target("qkv"))
+        compile(parse_hlo(_attention(128, keys=128)), load_target("qkv"))
 
 
 def test_a_kernel_mixing_rows_is_not_split() -> None:
@@ -194,17 +201,15 @@ def test_a_kernel_mixing_rows_is_not_split() -> None:
     assert row_split(mixed) is None
 
 
-def _conv1x1(n: int, h: int, w: int, c: int, k: int, bias: bool, tail: tuple[float | None, bool]) -> str:
-    """A 1x1 NHWC convolution layer: the GEMM layer's text with the product a convolution."""
-    text = layer_hlo(n * h * w, c, k, bias=bias, scale=tail[0], relu=tail[1])
-    m = n * h * w
-    text = text.replace(f"a = s8[{m},{c}] parameter(0)", f"a = s8[{n},{h},{w},{c}] parameter(0)")
-    text = text.replace(f"b = s8[{c},{k}] parameter(1)", f"b = s8[1,1,{c},{k}] parameter(1)")
-    text = text.replace(f"d = s32[{m},{k}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}",
-                        f"d = s32[{n},{h},{w},{k}] convolution(a, b), window={{size=1x1}}, "
-                        "dim_labels=b01f_01io->b01f")
-    text = text.replace("dimensions={1}", "dimensions={3}")
-    return text.replace(f"[{m},{k}]", f"[{n},{h},{w},{k}]")
+def _conv1x1(n: int, h: int, w: int, c: int, k: int, bias: bool, tail: tuple[float | None, bool]) -> Graph:
+    """A 1x1 NHWC convolution layer: the GEMM layer's tail on a 1x1 convolution's product."""
+    b = Builder("conv1x1")
+    b.param("a", 0, tensor("s8", n, h, w, c))
+    b.param("b", 1, tensor("s8", 1, 1, c, k))
+    b.op("d", "convolution", "a", "b", type=tensor("s32", n, h, w, k), window="{size=1x1}",
+         dim_labels="b01f_01io->b01f")
+    add_tail(b, "d", (n, h, w, k), k, 3, bias, tail[0], tail[1])
+    return b.build()
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -212,7 +217,7 @@ def _conv1x1(n: int, h: int, w: int, c: int, k: int, bias: bool, tail: tuple[flo
        tail=tails, seed=st.integers(0, 3))
 def test_a_1x1_convolution_is_the_gemm_of_its_views_and_compiles(n: int, h: int, w: int, c: int, k: int, bias: bool,
                                                                  tail: tuple, seed: int) -> None:
-    conv = parse_hlo(_conv1x1(n, h, w, c, k, bias, tail))
+    conv = _conv1x1(n, h, w, c, k, bias, tail)
     spec = recognize(conv)
     assert spec is not None and (spec.m, spec.k, spec.n) == (n * h * w, c, k)
     xs = random_inputs(conv, seed, edges=bool(seed % 2))
@@ -221,5 +226,5 @@ def test_a_1x1_convolution_is_the_gemm_of_its_views_and_compiles(n: int, h: int,
     (as_gemm,) = evaluate(gemm, [xs[0].reshape(n * h * w, c), xs[1].reshape(c, k), *xs[2:]])
     assert np.array_equal(want.reshape(n * h * w, k), as_gemm)
     acc = load_target("gemmini")
-    (got,) = simulate(acc, compile_graph(conv, acc).program, xs).outputs
+    (got,) = simulate(acc, compile(conv, acc).program, xs).outputs
     assert np.array_equal(want, got)

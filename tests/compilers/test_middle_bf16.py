@@ -14,16 +14,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilers.act import Unsupported, compile_graph
+from compilers.compile import compile
+from compilers.errors import Unsupported
 from compilers.middle.compile import compile_tiled
-from compilers.middle.contract import tiled_contract
-from compilers.middle.gemm import layer_hlo, recognize
-from compilers.middle.gemm_bf16 import PAIRS, layer_hlo_bf16, recognize_bf16
+from compilers.middle.gemm import layer_graph, recognize
+from compilers.middle.gemm_bf16 import PAIRS, layer_graph_bf16, recognize_bf16
 from compilers.simulator import simulate
 from compilers.targets import load_target
 from compilers.targets.amx.bf16_sum import BLOCK, blocked_sum, sum_bound
 from semantics.compare import Bound, compare
 from semantics.hlo_parser import parse_hlo
+from semantics.hlo_printer import print_hlo
+from semantics.types import Layout
 from semantics.interp import evaluate
 
 PRIMES = (1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67)
@@ -50,30 +52,30 @@ def _draw(rng: np.random.Generator, shape: tuple[int, int], edge_share: float, s
 
 
 def _compile(m: int, k: int, n: int):  # noqa: ANN202
-    graph = parse_hlo(layer_hlo_bf16(m, k, n))
-    res = compile_graph(graph, load_target("amx"))
+    graph = layer_graph_bf16(m, k, n)
+    res = compile(graph, load_target("amx"))
     assert res.stats.middle
     return graph, res.program
 
 
 def test_recognizes_the_bf16_layer_and_nothing_else() -> None:
-    g = recognize_bf16(parse_hlo(layer_hlo_bf16(5, 7, 3)))
+    g = recognize_bf16(layer_graph_bf16(5, 7, 3))
     assert g is not None and (g.m, g.k, g.n, g.dtype, g.out_dtype, g.k_bytes) == (5, 7, 3, "bf16", "f32", 14)
-    assert recognize(parse_hlo(layer_hlo_bf16(5, 7, 3))) is None
-    assert recognize_bf16(parse_hlo(layer_hlo(5, 7, 3))) is None
-    f32 = layer_hlo_bf16(5, 7, 3).replace("bf16[", "f32[")
+    assert recognize(layer_graph_bf16(5, 7, 3)) is None
+    assert recognize_bf16(layer_graph(5, 7, 3)) is None
+    f32 = print_hlo(layer_graph_bf16(5, 7, 3)).replace("bf16[", "f32[")
     assert recognize_bf16(parse_hlo(f32)) is None
-    bf16_out = layer_hlo_bf16(5, 7, 3).replace("ROOT d = f32[", "ROOT d = bf16[")
+    bf16_out = print_hlo(layer_graph_bf16(5, 7, 3)).replace("ROOT d = f32[", "ROOT d = bf16[")
     assert recognize_bf16(parse_hlo(bf16_out)) is None
     # Gemmini offers no bf16 tiles: the middle end leaves the kernel to Act
-    assert compile_tiled(parse_hlo(layer_hlo_bf16(40, 40, 40)), load_target("gemmini")) is None
+    assert compile_tiled(layer_graph_bf16(40, 40, 40), load_target("gemmini")) is None
 
 
 def test_b_must_be_in_pair_layout() -> None:
     with pytest.raises(Unsupported, match=r"B \(parameter 1\) must have layout '\{1,0:T\(2,1\)\}'"):
-        compile_graph(parse_hlo(layer_hlo_bf16(20, 40, 20, b_layout="")), load_target("amx"))
+        compile(layer_graph_bf16(20, 40, 20, b_layout=None), load_target("amx"))
     with pytest.raises(Unsupported, match=r"must have layout '\{1,0:T\(2,1\)\}'"):
-        compile_graph(parse_hlo(layer_hlo_bf16(20, 40, 20, b_layout="{1,0:T(4,1)}")), load_target("amx"))
+        compile(layer_graph_bf16(20, 40, 20, b_layout=Layout((1, 0), (4, 1))), load_target("amx"))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -102,7 +104,7 @@ def test_the_tiled_program_is_the_blocked_sum_bit_for_bit_and_within_the_bound(m
 
 
 def test_the_emulated_c_computes_the_blocked_sum() -> None:
-    from accv.backends import get_backend, unavailable
+    from check.backends import get_backend, unavailable
 
     if unavailable("amx", "emulated") is not None:
         pytest.skip(unavailable("amx", "emulated"))
@@ -137,7 +139,7 @@ def _adversarial(kind: str, rng: np.random.Generator, m: int, k: int, n: int) ->
 @pytest.mark.parametrize("kind", ["cancel", "tiny", "huge", "negzero"])
 @pytest.mark.parametrize("k", [1, 2, 31, 33, 64, 95])
 def test_the_bound_holds_on_adversarial_operands(kind: str, k: int) -> None:
-    graph = parse_hlo(layer_hlo_bf16(9, k, 7))
+    graph = layer_graph_bf16(9, k, 7)
     rng = np.random.default_rng(k)
     xs = _adversarial(kind, rng, 9, k, 7)
     (ref,) = evaluate(graph, xs)
@@ -155,7 +157,7 @@ def test_the_bound_is_not_vacuous() -> None:
     rng = np.random.default_rng(5)
     m, k, n = 8, 96, 8
     xs = _adversarial("cancel", rng, m, k, n)
-    (ref,) = evaluate(parse_hlo(layer_hlo_bf16(m, k, n)), xs)
+    (ref,) = evaluate(layer_graph_bf16(m, k, n), xs)
     model = blocked_sum(*xs)
     bound = sum_bound(*xs)
     assert not compare([ref], [model]).identical           # the orders do round differently
@@ -181,7 +183,7 @@ def test_accv_check_states_the_model_and_the_bound(capsys: pytest.CaptureFixture
     from accv.cli import main
 
     f = tmp_path / "layer.hlo"
-    f.write_text(layer_hlo_bf16(21, 40, 18))
+    f.write_text(print_hlo(layer_graph_bf16(21, 40, 18)))
     assert main(["check", str(f), "--target", "amx", "--check", "2", "-o", str(tmp_path / "l.asm")]) == 0
     out = capsys.readouterr().out
     assert "blocked bf16 sum" in out and "bit for bit (a NaN matches any NaN) and the reference within its declared bound" in out
@@ -189,17 +191,18 @@ def test_accv_check_states_the_model_and_the_bound(capsys: pytest.CaptureFixture
 
 
 def test_the_check_rejects_a_program_that_is_not_the_model() -> None:
-    """A program whose outputs are the reference's chain (not the blocked sum) fails the check."""
-    from accv.check import _contract_check, SetReport
+    """A program whose outputs are the reference's chain (not the blocked sum) fails the check: the
+    program carries the blocked-sum contract, and the one comparison rule reads it."""
+    from check.policy import Policy, judge
 
-    graph = parse_hlo(layer_hlo_bf16(8, 96, 8))
-    contract = tiled_contract(graph, "amx")
-    assert contract is not None and tiled_contract(graph, "gemmini") is None
+    graph = layer_graph_bf16(8, 96, 8)
+    prog = compile(graph, "amx").program
+    assert prog.contract.model is not None and not prog.contract.nan_bits
     xs = _adversarial("cancel", np.random.default_rng(5), 8, 96, 8)
     (ref,) = evaluate(graph, xs)
-    why = _contract_check(contract, "sim", xs, [ref], [ref], SetReport("given", 0, 1.0, ""))
-    assert why is not None and why.startswith("differs from the amx blocked bf16 sum")
-    assert _contract_check(contract, "sim", xs, [ref], [blocked_sum(*xs)], SetReport("given", 0, 1.0, "")) is None
+    j = judge([ref], [ref], xs, Policy.of(prog, "sim"))
+    assert not j.ok and j.why.startswith("differs from the amx blocked bf16 sum")
+    assert judge([ref], [blocked_sum(*xs)], xs, Policy.of(prog, "sim")).ok
 
 
 def test_pair_layout_constant() -> None:

@@ -9,12 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilers.act import Unsupported, compile_graph
+from compilers.compile import compile
+from compilers.errors import Unsupported
 from compilers.middle.compile import compile_tiled
-from compilers.middle.conv import conv_gemm_graph, conv_hlo, recognize_conv
+from compilers.middle.conv import conv_gemm_graph, conv_graph, recognize_conv
 from compilers.simulator import simulate
 from compilers.targets import load_target
-from semantics.hlo_parser import parse_file, parse_hlo
+from semantics.hlo_parser import parse_file
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
 
@@ -24,7 +25,7 @@ windows = st.sampled_from([(1, 0), (3, 0), (3, 1)])     # (window size, padding)
 
 def _conv(n: int, hw: int, c: int, o: int, win: tuple[int, int], stride: int, bias: bool, tail: tuple):  # noqa: ANN202
     k, pad = win
-    return parse_hlo(conv_hlo(n, hw, hw + 1, c, k, o, stride, pad, bias=bias, scale=tail[0], relu=tail[1]))
+    return conv_graph(n, hw, hw + 1, c, k, o, stride, pad, bias=bias, scale=tail[0], relu=tail[1])
 
 
 def test_recognizes_jax_conv_hlo_and_not_others() -> None:
@@ -60,7 +61,7 @@ def test_conv_gemmini_programs_check_bit_for_bit(hw: int, c: int, o: int, win: t
                                                  tail: tuple, seed: int) -> None:
     acc = load_target("gemmini")
     graph = _conv(1, hw, c, o, win, stride, bias, tail)
-    res = compile_graph(graph, acc)
+    res = compile(graph, acc)
     assert res.stats.middle
     xs = random_inputs(graph, seed, edges=bool(seed % 2))
     (want,) = evaluate(graph, xs)
@@ -69,11 +70,11 @@ def test_conv_gemmini_programs_check_bit_for_bit(hw: int, c: int, o: int, win: t
 
 
 def test_a_wide_layer_runs_on_the_stream_backend_too() -> None:
-    from accv.backends import get_backend
+    from check.backends import get_backend
 
     acc = load_target("gemmini")
     graph = _conv(2, 18, 35, 40, (3, 1), 1, True, (0.0625, True))   # 20 columns: two row blocks per output row
-    prog = compile_graph(graph, acc).program
+    prog = compile(graph, acc).program
     xs = random_inputs(graph, 1, edges=True)
     (want,) = evaluate(graph, xs)
     for backend in ("sim", "stream"):
@@ -86,11 +87,10 @@ def test_jax_same_padding_at_stride_2_is_asymmetric_and_checks(hw: int) -> None:
     """jax's 'SAME' at stride 2 pads (0, 1) on an even size and (1, 1) on an odd one."""
     acc = load_target("gemmini")
     pad = "0_1x0_1" if hw % 2 == 0 else "1_1x1_1"
-    text = conv_hlo(2, hw, hw, 5, 3, 12, 2, 1, bias=True, scale=0.0625, relu=True).replace("pad=1_1x1_1", f"pad={pad}")
-    graph = parse_hlo(text)
+    graph = conv_graph(2, hw, hw, 5, 3, 12, 2, 1, bias=True, scale=0.0625, relu=True, pads=pad)
     cv = recognize_conv(graph)
     assert cv is not None and cv.pad == (((0, 1), (0, 1)) if hw % 2 == 0 else ((1, 1), (1, 1)))
-    res = compile_graph(graph, acc)
+    res = compile(graph, acc)
     for seed in (0, 1):
         xs = random_inputs(graph, seed, edges=bool(seed))
         (want,) = evaluate(graph, xs)
@@ -108,7 +108,7 @@ def test_micro_kernels_grow_with_shapes_not_positions() -> None:
 
 def test_a_scale_outside_the_store_paths_domain_exits_3() -> None:
     with pytest.raises(Unsupported, match="cannot scale by 0.3"):
-        compile_graph(_conv(1, 5, 3, 4, (3, 1), 1, False, (0.3, False)), load_target("gemmini"))
+        compile(_conv(1, 5, 3, 4, (3, 1), 1, False, (0.3, False)), load_target("gemmini"))
 
 
 def test_other_targets_leave_convolutions_to_act() -> None:

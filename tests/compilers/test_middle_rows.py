@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilers.act import Unsupported, compile_graph
+from compilers.compile import compile
+from compilers.errors import Unsupported
 from compilers.middle.compile import compile_tiled
 from compilers.middle.rows import block_graph, row_split, row_starts
 from compilers.simulator import simulate
@@ -18,6 +19,7 @@ from compilers.targets import load_target
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
+from tests.paths import PAPER
 
 _ADD = ("HloModule rows\n\nadd_bf16 {\n  x = bf16[] parameter(0)\n  y = bf16[] parameter(1)\n"
         "  ROOT s = bf16[] add(x, y)\n}\n\n")
@@ -110,7 +112,7 @@ def test_row_blocks_cover_every_row_with_full_blocks() -> None:
 def test_qkv_row_block_programs_check_bit_for_bit(text: str) -> None:
     acc = load_target("qkv")
     graph = parse_hlo(text)
-    res = compile_graph(graph, acc)
+    res = compile(graph, acc)
     assert res.stats.middle
     for seed in (0, 1):
         xs = random_inputs(graph, seed, edges=bool(seed % 2))
@@ -122,27 +124,27 @@ def test_qkv_row_block_programs_check_bit_for_bit(text: str) -> None:
 def test_kernels_that_do_not_decompose_by_rows_exit_3() -> None:
     acc = load_target("qkv")
     with pytest.raises(Unsupported, match=r"\[64, 128\] in a 64-row block: an extent above 64"):
-        compile_graph(parse_hlo(matmul(128, 128, 64)), acc)
+        compile(parse_hlo(matmul(128, 128, 64)), acc)
     with pytest.raises(Unsupported, match=r"\[64, 128\] in a 64-row block: an extent above 64"):
-        compile_graph(parse_hlo(softmax(130, 128)), acc)
+        compile(parse_hlo(softmax(130, 128)), acc)
     # a softmax alone decomposes, but its block does not compile (softmax reads d2, which only the
     # gemm writes): Act's reason
     with pytest.raises(Unsupported, match=r"d2"):
-        compile_graph(parse_hlo(softmax(130)), acc)
+        compile(parse_hlo(softmax(130)), acc)
 
 
 def test_the_papers_one_block_attention_stays_acts() -> None:
-    assert compile_tiled(parse_file("../shared/corpus/paper/qkv_attention.hlo"), load_target("qkv")) is None
+    assert compile_tiled(parse_file(PAPER / "qkv_attention.hlo"), load_target("qkv")) is None
 
 
 def test_the_rtl_runs_the_row_block_program() -> None:
-    from accv.backends import get_backend, unavailable
+    from check.backends import get_backend, unavailable
 
     if unavailable("qkv", "rtl") is not None:
         pytest.skip(unavailable("qkv", "rtl"))
     acc = load_target("qkv")
     graph = parse_hlo(attention(100))
-    prog = compile_graph(graph, acc).program
+    prog = compile(graph, acc).program
     xs = random_inputs(graph, 0)
     (want,) = evaluate(graph, xs)
     (got,) = get_backend(acc, "rtl").run(prog, xs).outputs

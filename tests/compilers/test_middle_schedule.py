@@ -13,13 +13,12 @@ import numpy as np
 import pytest
 
 from compilers.middle import recognize
-from compilers.middle.gemm import layer_hlo
+from compilers.middle.gemm import layer_graph
 from compilers.middle.schedule import plan, tile_program
 from compilers.program import Concrete, Program
 from compilers.simulator import simulate
 from compilers.targets import load_target
 from compilers.targets.gemmini.tiles import TILES
-from semantics.hlo_parser import parse_hlo
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
 
@@ -28,7 +27,7 @@ COMPUTE = ("preload_ws", "matmul_ws_acc")
 
 def _program(m: int, k: int, n: int, bias: bool, offer: object = TILES, scale: float | None = 0.0625,
              relu: bool = True) -> tuple[object, Program, object]:
-    graph = parse_hlo(layer_hlo(m, k, n, bias=bias, scale=scale, relu=relu))
+    graph = layer_graph(m, k, n, bias=bias, scale=scale, relu=relu)
     g = recognize(graph)
     assert g is not None
     p = plan(g, offer, load_target("gemmini").hbm_size)  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import fuzz.campaign as campaign
+from check.verdict import Verdict
 from fuzz.campaign import CampaignArgs, run_campaign
 from fuzz.case import CaseSpec
 from fuzz.store import Case, Store
@@ -31,7 +32,7 @@ def _fake(spec: CaseSpec) -> Case:
         os._exit(7)                         # the worker exits
     if spec.seed == 3:
         os.kill(os.getpid(), signal.SIGSEGV)
-    return Case(spec.target, spec.seed, spec.generator, "pass", "HloModule x")
+    return Case(spec.target, spec.seed, spec.generator, Verdict("pass"), "HloModule x")
 
 
 def test_hung_and_crashing_cases_are_recorded(db, monkeypatch):
@@ -41,18 +42,20 @@ def test_hung_and_crashing_cases_are_recorded(db, monkeypatch):
     rows = {c.seed: c for c in Store(db).cases(res.campaign)}
     assert sorted(rows) == [0, 1, 2, 3, 4]
     assert rows[1].outcome == "timeout"
-    assert rows[2].outcome == "crash" and "code 7" in rows[2].symptom
-    assert rows[3].outcome == "crash" and "SIGSEGV" in rows[3].symptom
+    assert rows[2].outcome == "crash" and "code 7" in rows[2].verdict.symptom
+    assert rows[3].outcome == "crash" and "SIGSEGV" in rows[3].verdict.symptom
+    assert rows[1].bucket == "gemmini | timeout | - | timeout"
     assert rows[0].outcome == rows[4].outcome == "pass"
 
 
 _DRIVER = textwrap.dedent("""
     import sys, time
     import fuzz.campaign as c
+    from check.verdict import Verdict
     from fuzz.store import Case
     def slow(spec):
         time.sleep(0.15)
-        return Case(spec.target, spec.seed, spec.generator, "pass", "HloModule x")
+        return Case(spec.target, spec.seed, spec.generator, Verdict("pass"), "HloModule x")
     c.run_case = slow
     c.run_campaign(c.CampaignArgs(targets=("gemmini", "amx"), cases=20), sys.argv[1], workers=0, progress=False)
 """)
@@ -87,8 +90,8 @@ def test_same_seed_same_rows(tmp_path):
     rows = []
     for k in range(2):
         res = run_campaign(a, tmp_path / f"r{k}.sqlite", workers=0, progress=False)
-        rows.append([(c.target, c.seed, c.generator, c.graph, c.outcome, c.symptom, c.reason,
-                      c.coverage.get("instructions")) for c in Store(tmp_path / f"r{k}.sqlite").cases(res.campaign)])
+        rows.append([(c.target, c.seed, c.generator, c.graph, c.outcome, c.verdict.symptom, c.verdict.reason,
+                      c.verdict.coverage.get("instructions")) for c in Store(tmp_path / f"r{k}.sqlite").cases(res.campaign)])
     assert rows[0] == rows[1] and len(rows[0]) == 6
 
 
@@ -107,8 +110,8 @@ def test_dask_local_cluster(db):
 @pytest.mark.parametrize("where", ["first", "middle", "last", "nan"])
 def test_wrong_outputs_fail_the_comparison(where, monkeypatch):
     """One element changed anywhere (the last included), or a NaN where a number belongs, is a mismatch."""
-    import fuzz.oracles as oracles
-    from fuzz.case import evaluate_graph
+    from check.evaluate import evaluate_graph
+    from compilers.simulator import SimBackend
     from semantics.hlo_parser import parse_hlo
 
     g = parse_hlo(textwrap.dedent("""
@@ -118,10 +121,10 @@ def test_wrong_outputs_fail_the_comparison(where, monkeypatch):
           p1 = f32[16,16] parameter(1)
           ROOT d = f32[16,16] add(p0, p1)
         }"""))
-    real = oracles.run_backend
+    real = SimBackend.run
 
-    def wrong(target, name, program, inputs):  # noqa: ANN001, ANN202
-        r = real(target, name, program, inputs)
+    def wrong(self, program, inputs):  # noqa: ANN001, ANN202
+        r = real(self, program, inputs)
         o = np.array(r.outputs[0], copy=True).reshape(-1)
         i = {"first": 0, "middle": o.size // 2, "last": o.size - 1, "nan": o.size - 1}[where]
         o[i] = np.nan if where == "nan" else np.nextafter(o[i], np.float32(np.inf))
@@ -129,6 +132,6 @@ def test_wrong_outputs_fail_the_comparison(where, monkeypatch):
         return r
 
     assert evaluate_graph("amx", g, ("sim",), 0).outcome == "pass"
-    monkeypatch.setattr(oracles, "run_backend", wrong)
+    monkeypatch.setattr(SimBackend, "run", wrong)
     v = evaluate_graph("amx", g, ("sim",), 0)
     assert v.outcome == "mismatch" and v.symptom == "sim differs on output of add"

@@ -1,13 +1,11 @@
 """The generators: NNSmith graphs convert to valid HLO deterministically; the hypothesis strategy
 draws graphs of a target's operator list; the blocks generator draws QKV-shaped graphs that QKV
-compiles and runs; input sets and the informative share."""
+compiles and runs."""
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import given, settings
 
-from fuzz.inputs import informative_share, input_sets
 from fuzz.opsets import OPSETS
 from fuzz.strategies import graphs
 from semantics.hlo_parser import parse_hlo
@@ -34,24 +32,9 @@ def test_strategy_draws_from_the_target_list(g):
     assert {i.opcode for i in g.entry.instructions} <= allowed
 
 
-def test_input_sets_and_informative_share():
-    g = parse_hlo("""HloModule m
-ENTRY main {
-  p0 = f32[8,64] parameter(0)
-  p1 = f32[64,8] parameter(1)
-  ROOT d = f32[8,8] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}""")
-    sets = dict(input_sets(g, 5))
-    assert list(sets) == ["scaled", "full", "edges"]
-    assert abs(float(np.std(sets["scaled"][0])) - 64 ** -0.25) < 0.03  # a dot of two has unit variance
-    assert np.isnan(sets["edges"][0]).any() or np.isinf(sets["edges"][0]).any()
-    assert informative_share([np.full((3, 3), 2.0)]) == 0.0            # constant
-    assert informative_share([np.array([1.0, np.nan, 2.0, 3.0])]) == 0.75
-
-
 def test_blocks_graphs_are_qkv_shaped_deterministic_and_mostly_run():
+    from check.evaluate import evaluate_graph
     from fuzz.blocks import blocks_graph
-    from fuzz.case import evaluate_graph
 
     outcomes = []
     for seed in range(8):

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from check.evaluate import replay
 from fuzz.campaign import CampaignArgs, run_campaign
-from fuzz.reduce import operator_count, replay
+from fuzz.reduce import operator_count
 from fuzz.triage import triage
 from semantics.hlo_parser import parse_file
 
@@ -28,12 +29,12 @@ def fresh_compiler():
     """Drop the compiler's memoized rule sets before and after the test (the target's context and
     the campaign's per-target rule sets), so a patched rule set is built afresh and never outlives
     the test. Returns the function that drops them (for the replay once the bug is out)."""
-    import fuzz.case as fc
+    from compilers.compile import forget_rules
     from compilers.targets import load_target
 
     def drop(target: str = "gemmini") -> None:
         load_target(target).__dict__.pop("_act_context", None)     # the description the campaign uses
-        fc._rules.cache_clear()
+        forget_rules()
 
     drop()
     yield drop
@@ -150,17 +151,18 @@ def test_rtl_scale_rounds_half_up(db, monkeypatch, tmp_path, fresh_compiler):
     import copy
 
     import rtl_harness.gemmini as rg
+    from compilers import targets
     from compilers.targets.gemmini.description import ONE, f32_bits
-    from fuzz import nnsmith_gen, oracles
+    from fuzz import nnsmith_gen
 
-    shipped = oracles._acc("gemmini")
+    shipped = targets.load_target("gemmini")
     acc = copy.copy(shipped)
     acc.__dict__.pop("_act_context", None)
     ins = dict(acc.instructions)
     ins["mvout_acc"] = dataclasses.replace(ins["mvout_acc"], search=(("scale", (ONE, f32_bits(0.5))),))
     acc.instructions = ins
-    real_acc = oracles._acc
-    monkeypatch.setattr(oracles, "_acc", lambda t: acc if t == "gemmini" else real_acc(t))
+    real_load = targets.load_target
+    monkeypatch.setattr(targets, "load_target", lambda t: acc if t == "gemmini" else real_load(t))
     monkeypatch.setitem(nnsmith_gen.NNSMITH_OPSETS, "gemmini",
                         nnsmith_gen.NNOpSet(("Requant", "Slice", "Concat2", "Reshape", "Transpose"), ("int8", "int32")))
     fresh_compiler()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from check.evaluate import replay
 from fuzz.campaign import CampaignArgs, run_campaign
-from fuzz.reduce import replay
 from fuzz.store import Store
 from fuzz.triage import triage
 
@@ -26,8 +26,8 @@ def _find(db, target: str, backends: tuple[str, ...], cases: int = 6, generators
 def _check_reproducer(b: dict) -> None:
     from pathlib import Path
 
-    from semantics.hlo_parser import parse_file
     from fuzz.reduce import operator_count
+    from semantics.hlo_parser import parse_file
 
     g = parse_file(Path(b["reproducer"]) / "kernel.hlo")
     assert operator_count(g) <= 10

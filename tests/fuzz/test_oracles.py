@@ -10,9 +10,10 @@ import sqlite3
 import numpy as np
 import pytest
 
-import fuzz.oracles as oracles
+import check.oracles as oracles
+from check.evaluate import evaluate_graph
+from check.verdict import Verdict
 from fuzz.campaign import CampaignArgs
-from fuzz.case import evaluate_graph
 from fuzz.store import Case, Store
 from semantics.hlo_parser import parse_hlo
 from semantics.ops import REGISTRY
@@ -78,12 +79,12 @@ def test_an_older_database_is_migrated_and_stays_readable(db) -> None:
     con.close()
     s = Store(db)
     old = s.cases(1)
-    assert len(old) == 1 and old[0].outcome == "pass" and old[0].informative is None
-    assert old[0].informative_sets == {} and old[0].skipped == {}
-    new = Case("qkv", 1, "blocks", "degenerate", "HloModule y", informative=0.0,
-               informative_sets={"scaled": 0.0, "edges": 0.0}, skipped={"xla": "no jax"})
+    assert len(old) == 1 and old[0].outcome == "pass" and old[0].verdict.informative is None
+    assert old[0].verdict.informative_sets == {} and old[0].verdict.skipped == {}
+    new = Case("qkv", 1, "blocks", Verdict("degenerate", informative=0.0, informative_sets={"scaled": 0.0, "edges": 0.0},
+                                           skipped={"xla": "no jax"}), "HloModule y")
     assert s.add_case(1, new)
-    got = s.cases(1)[1]
+    got = s.cases(1)[1].verdict
     assert (got.informative, got.informative_sets, got.skipped) == (0.0, {"scaled": 0.0, "edges": 0.0},
                                                                      {"xla": "no jax"})
     s.close()

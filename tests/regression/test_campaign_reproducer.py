@@ -37,6 +37,6 @@ def test_campaign_reproducer_dropped_into_the_suite(pytester, tmp_path_factory, 
     failing = pytester.runpytest(*PLUGIN, "-v")
     failing.assert_outcomes(failed=1)
     failing.stdout.fnmatch_lines(["kernels/repro/kernel.hlo::gemmini-stream FAILED*",
-                                  "*differs from the reference on given input set 0: output * element *"])
+                                  "*differs from the reference bit for bit on input set given: output * element *"])
     monkeypatch.setattr(gs, "encode", real)
     pytester.runpytest(*PLUGIN).assert_outcomes(passed=1)

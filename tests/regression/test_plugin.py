@@ -1,4 +1,4 @@
-"""The regression-suite pytest plugin (accv.regression.plugin), run the way users run it: a pytest
+"""The regression-suite pytest plugin (check/plugin.py), run the way users run it: a pytest
 session (pytester, in process) over a project folder whose ini options name its kernels."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accv.regression.header import HeaderError, format_header, parse_header
+from check.header import HeaderError, format_header, parse_header
 
 REPO = Path(__file__).resolve().parents[2]
 #: the example suite's gemmini_add kernel without its header (each test states its own expectations)
 ADD = "".join(line for line in (REPO / "examples" / "regression" / "gemmini_add.hlo").read_text().splitlines(True)
               if not line.startswith("// accv:"))
-PLUGIN = ("-p", "accv.regression.plugin", "-p", "no:randomly", "-p", "no:cacheprovider")
+PLUGIN = ("-p", "check.plugin", "-p", "no:randomly", "-p", "no:cacheprovider")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -23,20 +23,19 @@ def _warm() -> None:
     """Import what an item uses once, outside the inner sessions: pytester's in-process runs drop
     the modules first imported inside them, and a second import would give the compiler's cached
     rule sets classes of another identity."""
-    import accv.regression.plugin  # noqa: F401
-    from accv.backends import get_backend, unavailable
-    from accv.check import check_program
-    from compilers.act import Unsupported, compile_graph
-    from compilers.act.rewrite import IrRules
+    import check.plugin  # noqa: F401
+    from check.backends import get_backend, unavailable
+    from check.run import check_program
+    from compilers.compile import compile
+    from compilers.errors import Unsupported
     from compilers.targets import TARGETS, load_target
     from semantics.hlo_parser import parse_hlo
-    from verif.gate import ProofGate
 
     g = parse_hlo(ADD)
     for t in TARGETS:
         acc = load_target(t)
         try:
-            prog = compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate())).program
+            prog = compile(g, acc, proofs="prove").program
         except Unsupported:
             continue
         for b in ("sim", "stream"):
@@ -159,7 +158,8 @@ def test_mismatch_shows_the_first_differing_element_and_the_reproducer(pytester,
     res = pytester.runpytest(*PLUGIN)
     res.assert_outcomes(failed=1)
     res.stdout.fnmatch_lines([
-        "kernels/add.hlo on gemmini sim: the compiled program differs from the reference on input set 0 (seed 0, scaled values): "
+        "kernels/add.hlo on gemmini sim: the compiled program differs from the reference bit for bit on input set scaled "
+        "(scaled values, seed 0): "
         "output 0 element (0, 5): expected * (0x*), got * (0x*)",
         f"reproducer: {pytester.path / 'out' / 'repro' / 'kernels_add-gemmini-sim'} *"])
     assert "Traceback" not in res.stdout.str() and "def runtest" not in res.stdout.str()
@@ -169,16 +169,16 @@ def test_mismatch_shows_the_first_differing_element_and_the_reproducer(pytester,
 
 
 def test_compiles_once_per_kernel_and_target(pytester, monkeypatch):
-    import compilers.act as act
+    import compilers.compile as cc
 
     calls: list[str] = []
-    real = act.compile_graph
+    real = cc.compile
 
     def counted(graph, acc, **kw):  # noqa: ANN001, ANN202
         calls.append(acc.name)
         return real(graph, acc, **kw)
 
-    monkeypatch.setattr(act, "compile_graph", counted)
+    monkeypatch.setattr(cc, "compile", counted)
     _project(pytester, {"add.hlo": ADD}, "accv_targets = gemmini\naccv_backends = sim stream rtl\n")
     pytester.runpytest(*PLUGIN).assert_outcomes(passed=3)
     assert calls == ["gemmini"]
@@ -192,23 +192,25 @@ def test_bad_header_is_a_collection_error_naming_the_line(pytester):
 
 
 def test_a_campaign_reproducer_is_a_regression_file_as_it_is(pytester, monkeypatch):
-    """write_reproducer's folder dropped into the kernel folder: one item on the reproducer's target
-    and backend with its inputs, failing while the bug is there and passing once it is gone."""
-    from fuzz.case import Verdict
-    from fuzz.reduce import Reduced, write_reproducer
+    """The one reproducer format's folder dropped into the kernel folder: one item on the
+    reproducer's target and backend with its inputs, failing while the bug is there and passing
+    once it is gone."""
+    from check.reproducer import write_reproducer
+    from check.verdict import Verdict
     from semantics.hlo_parser import parse_hlo
     from semantics.inputs import random_inputs
 
     g = parse_hlo(ADD)
     xs = random_inputs(g, 7)
-    r = Reduced(g, Verdict("mismatch", backend="sim", input_set="edges", inputs=xs), 5, 5, 0, 0.0)
+    v = Verdict("mismatch", backend="sim", input_set="edges", inputs=xs)
     _project(pytester, {}, "accv_targets = qkv amx\naccv_backends = rtl\naccv_check = 0\n")
     folder = pytester.path / "kernels" / "gemmini_mismatch_compare_sim"
-    write_reproducer(folder, "gemmini", r, 7, "gemmini | mismatch | compare.sim | sim differs on output of convert")
+    write_reproducer(folder, "gemmini", g, v, 7, signature="gemmini | mismatch | compare.sim | sim differs on output "
+                     "of convert")
     with monkeypatch.context() as m:
         _bug_in_simulator(m)
         res = pytester.runpytest(*PLUGIN, "-v")
         res.assert_outcomes(failed=1)
         res.stdout.fnmatch_lines(["kernels/gemmini_mismatch_compare_sim/kernel.hlo::gemmini-sim FAILED*",
-                                  "*differs from the reference on given input set 0: output 0 element (0, 5)*"])
+                                  "*differs from the reference bit for bit on input set given: output 0 element (0, 5)*"])
     pytester.runpytest(*PLUGIN).assert_outcomes(passed=1)

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from accv.backends import get_backend
-from compilers.act import compile_graph
-from compilers.act.rewrite import IrRules
+from check.backends import get_backend
+from compilers.compile import compile
 from compilers.targets import load_target
 from rtl_harness import coverage, verilate
 from semantics.hlo_parser import parse_file
 from semantics.inputs import random_inputs
-from tests.conftest import CORPUS
-from verif.gate import ProofGate
+from tests.paths import PAPER
 
 pytestmark = [pytest.mark.rtl,
               pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")]
@@ -23,8 +21,8 @@ pytestmark = [pytest.mark.rtl,
 @pytest.mark.parametrize(("target", "kernel"), [("qkv", "qkv_attention.hlo"), ("gemmini", "gemmini_gemm.hlo")])
 def test_a_run_is_counted(tmp_path, target, kernel):
     acc = load_target(target)
-    g = parse_file(CORPUS / "paper" / kernel)
-    prog = compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=True))).program
+    g = parse_file(PAPER / kernel)
+    prog = compile(g, acc).program
     backend = get_backend(acc, "rtl")
     coverage.start(tmp_path)
     try:

@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accv.backends import get_backend, unavailable
-from compilers.act import compile_graph
-from compilers.middle.conv import conv_hlo
-from compilers.middle.gemm import layer_hlo
+from check.backends import get_backend, unavailable
+from compilers.compile import compile
+from compilers.middle.conv import conv_graph
+from compilers.middle.gemm import layer_graph
 from compilers.targets import load_target
 from rtl_harness import gemmini as g
 from rtl_harness.tb import gemmini_cases as gc
-from semantics.hlo_parser import parse_hlo
+from semantics.ir import Graph
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
 
@@ -26,10 +26,9 @@ F_CONFIG, F_PRELOAD, F_COMPUTE_ACC, F_COMPUTE_PRE = 0, 6, 5, 4
 GARBAGE = 0xFFFF_FFFF
 
 
-def _check(text: str, seeds: tuple[int, ...] = (0, 1)) -> int:
-    graph = parse_hlo(text)
+def _check(graph: Graph, seeds: tuple[int, ...] = (0, 1)) -> int:
     acc = load_target("gemmini")
-    prog = compile_graph(graph, acc).program
+    prog = compile(graph, acc).program
     cycles = 0
     for seed in seeds:
         xs = random_inputs(graph, seed, edges=bool(seed % 2))
@@ -47,11 +46,11 @@ def _check(text: str, seeds: tuple[int, ...] = (0, 1)) -> int:
     (64, 64, 64, False, 1.0, False),
 ])
 def test_tiled_gemm_layers(m: int, k: int, n: int, bias: bool, scale: float | None, relu: bool) -> None:
-    assert _check(layer_hlo(m, k, n, bias=bias, scale=scale, relu=relu)) > 0
+    assert _check(layer_graph(m, k, n, bias=bias, scale=scale, relu=relu)) > 0
 
 
 def test_tiled_conv_layer() -> None:
-    assert _check(conv_hlo(1, 9, 9, 12, 3, 20, stride=2, pad=1, bias=True, scale=0.125, relu=True)) > 0
+    assert _check(conv_graph(1, 9, 9, 12, 3, 20, stride=2, pad=1, bias=True, scale=0.125, relu=True)) > 0
 
 
 @pytest.mark.parametrize("dim", (4, g.DIM))

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accv.backends import get_backend
+from check.backends import get_backend
 from compilers.program import read_asm
 from compilers.targets import load_target
 from compilers.targets.gemmini import stream as gs
@@ -24,12 +24,12 @@ from compilers.targets.gemmini.description import ACC_ROWS, DIM, HBM_SIZE, SPAD_
 from rtl_harness import gemmini as g
 from rtl_harness import verilate
 from rtl_harness.tb import gemmini_cases as gc
+from tests.paths import PAPER
 
 pytestmark = [pytest.mark.rtl,
               pytest.mark.skipif(verilate.available() is not None, reason=f"RTL toolchain: {verilate.available()}")]
 
 ROOT = Path(__file__).resolve().parents[2]
-PAPER = ROOT.parent / "shared" / "corpus" / "paper"
 # (SP_ROWS, ACC_ROWS, DRAM bytes) of the random cases; the description's DIM runs the default-size design
 SIZES = {4: (256, 64, 4096), DIM: (SPAD_ROWS, ACC_ROWS, 8192)}
 PER_KIND = 200

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accv.backends import get_backend
+from check.backends import get_backend
 from compilers.program import Concrete, read_asm
 from compilers.simulator import SimError, simulate
 from compilers.targets.qkv.encode import QkvEncodeError, decode, encode, field_limit
@@ -27,9 +27,10 @@ from rtl_harness import qkv, verilate
 from rtl_harness.tb import qkv_cases as K
 from semantics.hlo_parser import parse_hlo
 from semantics.interp import evaluate
+from tests.paths import PAPER, SHARED_CORPUS
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = SHARED_CORPUS
 CASES_PER_INSTRUCTION = 200
 
 _NO_RTL = verilate.available()
@@ -265,10 +266,10 @@ def _attention_inputs(rng: np.random.Generator, edges: bool) -> list[np.ndarray]
 
 
 def _check_program(program_path: Path | None, capsys: pytest.CaptureFixture[str], label: str) -> None:
-    graph = parse_hlo((CORPUS / "paper" / "qkv_attention.hlo").read_text())
+    graph = parse_hlo((PAPER / "qkv_attention.hlo").read_text())
     if program_path is None:
-        from compilers.act import compile_graph
-        prog = compile_graph(graph, K.target()).program
+        from compilers.compile import compile
+        prog = compile(graph, K.target()).program
     else:
         prog = read_asm(program_path)
     rng = np.random.default_rng(6)
@@ -296,6 +297,6 @@ def test_fig10b_program(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @needs_rtl
-@pytest.mark.skipif(not (CORPUS / "paper" / "qkv_attention.hlo").exists(), reason="shared corpus not present")
+@pytest.mark.skipif(not (PAPER / "qkv_attention.hlo").exists(), reason="shared corpus not present")
 def test_compiled_qkv_attention(capsys: pytest.CaptureFixture[str]) -> None:
     _check_program(None, capsys, "compiled qkv_attention")

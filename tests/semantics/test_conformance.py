@@ -31,9 +31,10 @@ from semantics.inputs import INPUT_SETS, input_set, random_inputs
 from semantics.interp import evaluate
 from semantics.ops import REGISTRY
 from semantics.xla_oracle import available
+from tests.paths import SHARED_CORPUS
 
 REPO = Path(__file__).resolve().parents[2]
-_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+_CORPUS = SHARED_CORPUS
 CORPUS_FILES = sorted(_CORPUS.rglob("*.hlo")) if _CORPUS.exists() else []
 N_GRAPHS = 250
 MUL_ADD = 0.25

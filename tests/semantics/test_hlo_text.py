@@ -20,8 +20,9 @@ from semantics.errors import AccvError, GraphError, HloSyntaxError
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.hlo_printer import format_scalar, print_hlo
 from semantics.types import Layout, TensorType
+from tests.paths import PAPER, SHARED_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+CORPUS = SHARED_CORPUS
 CORPUS_FILES = sorted(CORPUS.rglob("*.hlo"))
 
 
@@ -52,7 +53,7 @@ def test_corpus_round_trip(path: Path) -> None:
 # -- golden-ish ---------------------------------------------------------------------------------
 
 def test_amx_k1_prints_tiled_layouts() -> None:
-    g = parse_file(CORPUS / "paper" / "amx_k1.hlo")
+    g = parse_file(PAPER / "amx_k1.hlo")
     text = print_hlo(g)
     assert "{1,0:T(16,64)}" in text
     assert "{1,0:T(16,16)}" in text
@@ -65,7 +66,7 @@ def test_amx_k1_prints_tiled_layouts() -> None:
 
 
 def test_regions_printed_before_entry() -> None:
-    g = parse_file(CORPUS / "paper" / "qkv_attention.hlo")
+    g = parse_file(PAPER / "qkv_attention.hlo")
     text = print_hlo(g)
     assert text.index("reduce_add (") < text.index("ENTRY main")
     assert "to_apply=reduce_add" in text
@@ -302,7 +303,7 @@ def test_error_missing_header() -> None:
 
 # -- fuzz ---------------------------------------------------------------------------------------
 
-FUZZ_SOURCES = [CORPUS / "paper" / n for n in ("amx_k1.hlo", "qkv_attention.hlo", "amx_k3.hlo")] + [
+FUZZ_SOURCES = [PAPER / n for n in ("amx_k1.hlo", "qkv_attention.hlo", "amx_k3.hlo")] + [
     CORPUS / "act-gemmini-swlib" / "reduce.hlo", CORPUS / "act-gemmini-fuzz" / "fuzz_000.gen.hlo"]
 FUZZ_TEXTS = [p.read_text() for p in FUZZ_SOURCES]
 _ALPHABET = "{}()[],=:%-_.x0123456789 \n/*\"abcfinsuT" + "\x00\u00e9"

@@ -1,19 +1,18 @@
 """Input sets that carry information (semantics/informative.py): the scaled set keeps an attention
 kernel's outputs finite where the whole-range values overflow exp; the share and its one-line
-description; the retries; the plan of accv check's sets."""
+description; the retries (the plan of a check's sets is tests/check/test_inputs.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from semantics.hlo_parser import parse_file, parse_hlo
-from semantics.informative import (_scaled, check_sets, contraction_length, describe, draw_scaled,
-                                   informative_share, scaled_inputs)
+from semantics.informative import _scaled, contraction_length, describe, draw_scaled, informative_share, scaled_inputs
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
-from tests.conftest import CORPUS
+from tests.paths import PAPER
 
-QKV = CORPUS / "paper" / "qkv_attention.hlo"
+QKV = PAPER / "qkv_attention.hlo"
 
 
 def test_scaled_inputs_keep_attention_finite_where_whole_range_inputs_do_not() -> None:
@@ -46,17 +45,6 @@ def test_a_draw_that_leaves_outputs_non_finite_is_retried() -> None:
     d = draw_scaled(g, 3)
     assert d.positive and d.share == 1.0 and (d.inputs[0] >= 0).all()
     assert scaled_inputs(g, 3)[0].tobytes() == d.inputs[0].tobytes()
-
-
-def test_check_sets_cycle_scaled_edges_full() -> None:
-    g = parse_file(QKV)
-    sets = check_sets(g, 4, seed=10)
-    assert [(s.kind, s.seed) for s in sets] == [("scaled", 10), ("edges", 11), ("full", 12), ("scaled", 13)]
-    assert sets[0].outputs is not None and sets[1].outputs is None
-    for a, b in zip(sets[1].inputs, random_inputs(g, 11, edges=True), strict=True):
-        assert a.tobytes() == b.tobytes()
-    for a, b in zip(check_sets(g, 1, seed=10)[0].inputs, sets[0].inputs, strict=True):
-        assert a.tobytes() == b.tobytes()                 # deterministic
 
 
 def test_an_integer_clamp_that_saturates_small_values_is_retried_wider() -> None:

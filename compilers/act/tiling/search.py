@@ -53,7 +53,7 @@ from semantics.types import TensorType
 
 from ...isa import HBM, Accelerator
 from ..context import CompileContext, TargetContext
-from ..errors import CompileError
+from ...errors import CompileError, Reason
 from ..phase1 import IsaRule, IsaRules, PiiGraph, PiiNode
 from ..terms import Term
 from .forms import Forms
@@ -154,7 +154,7 @@ class Tiler(Pruning, MovedSearch):
         self.root_keys: set[tuple] = set()
         self._roots_cache: set = set()
         self._roots_seen = 0
-        self.reason = ""        # why build() found nothing, where it knows better than the e-graph
+        self.reason: Reason | None = None   # why build() found nothing, where it knows better than the e-graph
         self.tries = 0
 
     def _rule(self, ins: Any, alpha: dict[str, int]) -> IsaRule | None:
@@ -482,23 +482,22 @@ class Tiler(Pruning, MovedSearch):
                 if self.produce(r, HBM, root=True) is None:
                     leaf = self._leaf(r)
                     if self.tries > self.MAX_TRIES or self.demands > self.MAX_DEMANDS:
-                        self.reason = (f"no program found for output {i} within the tiling search's bounds "
-                                       f"({self.MAX_TRIES:,} instruction tries, {self.MAX_DEMANDS:,} demands)")
+                        self.reason = Reason(f"no program found for output {i} within the tiling search's bounds "
+                                             f"({self.MAX_TRIES:,} instruction tries, {self.MAX_DEMANDS:,} demands)")
                     elif (r.base is not None and r.base.info is not None and r.base.info.kind == "op"
                           and (u := self.uncomputed(r.base)) is not None):
-                        self.reason = (f"no instruction computes {u.info.name} on {u.type.dtype.name}"  # type: ignore[union-attr]
-                                       f"{list(u.type.shape)}, which output {i} needs (nor any form of it "
-                                       "the proven rewrites give)")
+                        self.reason = Reason.no_instruction(u.info.name, u.type.dtype.name,  # type: ignore[union-attr]
+                                                            u.type.shape, needed_by=i)
                     elif leaf is not None and leaf.kind == "input":
-                        self.reason = (f"output {i} is the bytes of input {leaf.input_index} (at offset "
-                                       f"{leaf.offset}) and no instruction sequence writes them to the output")
+                        self.reason = Reason(f"output {i} is the bytes of input {leaf.input_index} (at offset "
+                                             f"{leaf.offset}) and no instruction sequence writes them to the output")
                     return None
             try:
                 for r in roots:     # each output its own node, written at its place
                     g.roots.append(node(r, HBM, fresh=True, root=True))
             except _OutOfBounds:
-                self.reason = (f"no program found within the tiling search's bounds ({self.MAX_TRIES:,} "
-                               f"instruction tries, {self.MAX_DEMANDS:,} demands)")
+                self.reason = Reason(f"no program found within the tiling search's bounds ({self.MAX_TRIES:,} "
+                                     f"instruction tries, {self.MAX_DEMANDS:,} demands)")
                 return None
             return g
         finally:

@@ -3,7 +3,8 @@
 What belongs here: :func:`blocked_sum` (the one definition of what a tiled ``f32[M,N] dot(bf16[M,K],
 bf16[K,N])`` program computes, bit for bit) and :func:`sum_bound` (its distance to the reference
 interpreter's dot, as a :class:`semantics.compare.Bound` that :func:`semantics.compare.compare`
-applies). ``tiles.py``'s bf16 offer names both; tests, ``accv check`` and bench/amx_native.py use them.
+applies). ``tiles.py``'s bf16 offer names both; a tiled program carries them as its numeric contract
+(:func:`compilers.middle.compile.float_contract`), which every check applies (:mod:`check.policy`).
 
 **The blocked sum.** K is cut into blocks of 32 (one 64-byte tile row of bf16) and zero-padded to a
 multiple of 32. Per output (m, n), C starts at +0.0 (``tilezero``); for each block q in order,

@@ -28,6 +28,7 @@ class StreamBackend:
     name: ClassVar[str] = "stream"
     title: ClassVar[str] = "command-stream model"
     targets: ClassVar[tuple[str, ...]] = ("gemmini",)
+    nan_bits: ClassVar[bool] = True
 
     @classmethod
     def unavailable(cls) -> str | None:

@@ -1,4 +1,4 @@
-"""The backend registry (accv/backends.py) and the check on every backend: every registered
+"""The backend registry (check/backends.py) and the check on every backend: every registered
 (target, backend) pair runs a compiled paper kernel and matches the reference interpreter; the
 registry and the target packages agree on the pairs; a pair that cannot run says why, in the
 library and as one CLI line with exit 3; ``accv check --backend stream`` checks on Gemmini's
@@ -12,19 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from accv import backends
-from accv.backends import REGISTRY, backends_for, get_backend, pairs, unavailable
-from accv.check import check_program
 from accv.cli import main
-from compilers.act import compile_graph
-from compilers.act.rewrite import IrRules, ProofGate
+from check import backends
+from check.backends import REGISTRY, backends_for, get_backend, pairs, unavailable
+from check.run import check_program
 from compilers.backend import BackendUnavailable
+from compilers.compile import compile
 from compilers.program import Program
 from compilers.targets import TARGETS, load_target, target_package
 from rtl_harness import verilate
 from semantics.hlo_parser import parse_file
 from semantics.ir import Graph
-from tests.conftest import CORPUS
+from tests.paths import PAPER
 
 #: one small paper kernel per target
 KERNEL = {"qkv": "qkv_attention", "gemmini": "gemmini_gemm", "amx": "amx_k1"}
@@ -33,8 +32,8 @@ KERNEL = {"qkv": "qkv_attention", "gemmini": "gemmini_gemm", "amx": "amx_k1"}
 @cache
 def compiled(target: str) -> tuple[Graph, Program]:
     acc = load_target(target)
-    g = parse_file(CORPUS / "paper" / f"{KERNEL[target]}.hlo")
-    return g, compile_graph(g, acc, rules=IrRules.for_target(acc, ProofGate(prove_missing=True))).program
+    g = parse_file(PAPER / f"{KERNEL[target]}.hlo")
+    return g, compile(g, acc).program
 
 
 def test_registry_and_target_packages_agree() -> None:
@@ -57,11 +56,11 @@ def test_every_registered_pair_runs_a_compiled_kernel_like_the_reference(target:
     assert backend.name == name
     chk = check_program(g, acc, prog, 2, backend=backend)
     assert chk.ok, chk.message
-    assert chk.backend == name and chk.runs == 2
+    assert chk.outcome == "pass" and chk.runs == 2 and list(chk.cycles) == [name]
     if name in ("stream", "emulated", "native"):
-        assert chk.cycles is None           # the command-stream model and the C runs measure no timing
+        assert chk.cycles[name] is None     # the command-stream model and the C runs measure no timing
     else:
-        assert chk.cycles is not None and chk.cycles > 0
+        assert chk.cycles[name] is not None and chk.cycles[name] > 0
 
 
 def test_a_pair_that_cannot_run_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,7 +87,7 @@ def test_a_pair_that_cannot_run_says_why(monkeypatch: pytest.MonkeyPatch) -> Non
 ])
 def test_cli_exits_3_with_one_line_for_a_pair_that_cannot_run(target: str, name: str, why: str, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    k = CORPUS / "paper" / f"{KERNEL[target]}.hlo"
+    k = PAPER / f"{KERNEL[target]}.hlo"
     assert main(["check", str(k), "--target", target, "--backend", name, "-o", str(tmp_path / "p.asm")]) == 3
     out, err = capsys.readouterr()
     assert err == f"accv: {why}\n" and out == ""          # refused before compiling
@@ -97,13 +96,13 @@ def test_cli_exits_3_with_one_line_for_a_pair_that_cannot_run(target: str, name:
 
 def test_cli_names_a_missing_toolchain(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(verilate, "available", lambda: "verilator is not installed (test)")
-    k = CORPUS / "paper" / "gemmini_gemm.hlo"
+    k = PAPER / "gemmini_gemm.hlo"
     assert main(["check", str(k), "--target", "gemmini", "--backend", "rtl"]) == 3
     assert capsys.readouterr().err == "accv: the rtl backend is unavailable: verilator is not installed (test)\n"
 
 
 def test_check_on_the_stream_backend(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    k = CORPUS / "paper" / "gemmini_gemm.hlo"
+    k = PAPER / "gemmini_gemm.hlo"
     o = tmp_path / "g.asm"
     assert main(["check", str(k), "--target", "gemmini", "--backend", "stream", "--check", "2", "-o", str(o)]) == 0
     out = capsys.readouterr().out
@@ -120,19 +119,21 @@ def test_a_wrong_stream_model_fails_the_check_with_a_reproducer(monkeypatch: pyt
     from compilers.targets.gemmini import stream
 
     monkeypatch.setattr(stream, "_scale_to_int8", lambda x, s: np.zeros(x.shape, np.int8))
-    k = CORPUS / "paper" / "gemmini_gemm.hlo"
+    k = PAPER / "gemmini_gemm.hlo"
     o = tmp_path / "g.asm"
     assert main(["check", str(k), "--target", "gemmini", "--backend", "stream", "--check", "1", "-o", str(o)]) == 1
     err = capsys.readouterr().err
-    assert "compiled program on the gemmini stream backend differs from the reference" in err
+    assert "compiled program on the gemmini command-stream model differs from the reference bit for bit" in err
     readme = (tmp_path / "reproducer" / "README.md").read_text()
-    assert "(backend stream)" in readme
+    assert "# gemmini | mismatch | compare.stream | stream differs on output of" in readme
+    assert "accv fuzz --replay" in readme and "--backend stream" not in readme
+    assert "// accv: backends stream" in (tmp_path / "reproducer" / "kernel.hlo").read_text()
 
 
 @pytest.mark.parametrize("target, suffixes", [("gemmini", [".stream"]), ("amx", [".c"]), ("qkv", [])])
 def test_compile_writes_the_target_packages_artifacts(target: str, suffixes: list[str], tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    k = CORPUS / "paper" / f"{KERNEL[target]}.hlo"
+    k = PAPER / f"{KERNEL[target]}.hlo"
     o = tmp_path / f"{target}.asm"
     assert main(["compile", str(k), "--target", target, "--check", "0", "-o", str(o)]) == 0
     arrow = capsys.readouterr().out.splitlines()[-1]

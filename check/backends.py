@@ -1,25 +1,28 @@
 """The backend registry: which backend runs a target's programs, by (target, backend name).
 
 A backend is a class implementing :class:`compilers.backend.BackendKind`: its ``name``, the
-``targets`` it runs, ``unavailable()`` (why it cannot run on this host, or None) and
-``for_target(acc)``. :data:`REGISTRY` holds one entry per backend; registering a new one is one
-entry here, with its name added to the ``backends`` of the target packages it runs
+``targets`` it runs, what it observes (``nan_bits``: whether its NaN outputs carry the payload and
+sign the reference models; the comparison rule of :mod:`check.policy` reads it),
+``unavailable()`` (why it cannot run on this host, or None) and ``for_target(acc)``.
+:data:`REGISTRY` holds one entry per backend; registering a new one is one entry here, with its
+name added to the ``backends`` of the target packages it runs
 (:class:`compilers.targets.TargetPackage`). A pair is registered when both say so;
-tests/accv/test_backends.py checks that they agree.
+tests/check/test_backends.py checks that they agree.
 
 - ``sim``: the description's functional simulator (:class:`compilers.simulator.SimBackend`),
   every target; cycles are the description's estimates.
 - ``stream``: Gemmini's command-stream model (:class:`compilers.targets.gemmini.backend.StreamBackend`);
   no cycles.
 - ``emulated``: an AMX program's emitted C built against our emulation header
-  (:class:`compilers.targets.amx.backends.EmulatedBackend`), any host with gcc; no cycles.
+  (:class:`compilers.targets.amx.backends.EmulatedBackend`), any host with gcc; no cycles; NaN
+  bits as the hardware's, which the reference does not model (``nan_bits`` False).
 - ``native``: the same C built for Sapphire Rapids and run on the host's AMX unit
   (:class:`compilers.targets.amx.backends.NativeBackend`); unavailable, with the reason, on a
-  host without AMX / AVX-512 in /proc/cpuinfo.
+  host without AMX / AVX-512 in /proc/cpuinfo; ``nan_bits`` False.
 - ``rtl``: the Verilated RTL (:class:`rtl_harness.runner.RtlBackend`), gemmini and qkv; cycles
   measured; unavailable, with the reason, where Verilator is missing.
 
-This module sits above both ``compilers`` and ``rtl_harness`` (the composition layer).
+This module sits above both ``compilers`` and ``rtl_harness``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from compilers.targets.amx.backends import EmulatedBackend, NativeBackend
 from compilers.targets.gemmini.backend import StreamBackend
 from rtl_harness.runner import RtlBackend
 
-__all__ = ["REGISTRY", "backend_names", "backends_for", "pairs", "unavailable", "get_backend"]
+__all__ = ["REGISTRY", "available_backends", "backend_names", "backends_for", "get_backend", "pairs", "unavailable"]
 
 #: every backend, by name, in the order users see them listed
 REGISTRY: dict[str, BackendKind] = {k.name: k for k in (SimBackend, StreamBackend, RtlBackend, EmulatedBackend,
@@ -73,3 +76,9 @@ def get_backend(acc: Accelerator, name: str, **options: object) -> Backend:
         raise BackendUnavailable(why)
     kind = REGISTRY[name]
     return kind.for_target(acc, **options) if options else kind.for_target(acc)  # type: ignore[call-arg]
+
+
+def available_backends(target: str) -> list[tuple[str, str | None]]:
+    """(name, None) for each backend of ``target`` that runs here, (name, reason) for the others."""
+    return [(n, unavailable(target, n)) for n in backends_for(target)]
+

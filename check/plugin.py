@@ -3,18 +3,20 @@
 Registered through accv's ``pytest11`` entry point (installing accv is enough). It collects every
 ``*.hlo`` file under the folders of the ``accv_kernels`` ini option as one test item per
 (kernel, target, backend), the targets and backends from ``accv_targets`` / ``accv_backends`` (or
-the file's own ``// accv: targets`` / ``backends`` directives, :mod:`accv.regression.header`);
-a target has items only for the backends registered for it (:func:`accv.backends.backends_for`:
+the file's own ``// accv: targets`` / ``backends`` directives, :mod:`check.header`);
+a target has items only for the backends registered for it (:func:`check.backends.backends_for`:
 no amx item on rtl).
 
-An item compiles the kernel for its target (once per (kernel, target) in a session, whatever the
-number of backends) and checks the program on its backend against the reference interpreter
-(:func:`accv.check.check_program`: the file's given input set, then ``accv_check`` random ones):
+An item compiles the kernel for its target (:func:`compilers.compile.compile`, once per (kernel,
+target) in a session, whatever the number of backends) and checks the program on its backend
+(:func:`check.run.check_program`, the check ``accv check`` and a campaign run: the file's given
+input set, then ``accv_check`` sets of the input-set plan):
 
 - a backend that cannot run here skips the item with the reason;
-- a difference fails it with the first differing element (output, index, expected and actual value
-  and bits) and the reproducer folder it wrote (under ``accv_reproducers``, default the session's
-  basetemp);
+- a difference (or a backend that raises on the program) fails it with the first differing
+  element (output, index, expected and actual value and bits) and the reproducer folder it wrote
+  (:mod:`check.reproducer`'s format, replayed by ``accv fuzz --replay``; under
+  ``accv_reproducers``, default the session's basetemp);
 - the compiler's exit 3 (the target cannot run the kernel) passes only where the file says
   ``// accv: expect unsupported on TARGET``, which in turn fails where the kernel compiles;
 - a ``// accv: cycles <= N on TARGET [BACKEND]`` bound fails the item when the run took more.
@@ -36,7 +38,6 @@ from semantics.errors import AccvError
 from .header import Header, HeaderError, read_header
 
 if TYPE_CHECKING:
-    from compilers.act.rewrite import IrRules
     from compilers.isa import Accelerator
     from compilers.program import Program
     from semantics.ir import Graph
@@ -72,7 +73,6 @@ class _Session:
     proofs: str
     reproducers: Path | None
     compiled: dict[tuple[Path, str], Any] = field(default_factory=dict)
-    rules: dict[str, IrRules] = field(default_factory=dict)
 
 
 _KEY = pytest.StashKey[_Session]()
@@ -93,7 +93,7 @@ def _int_ini(config: pytest.Config, name: str) -> int:
 def pytest_configure(config: pytest.Config) -> None:
     from compilers.targets import TARGETS
 
-    from ..backends import backend_names
+    from .backends import backend_names
 
     kernels = [Path(p).resolve() for p in config.getini("accv_kernels")]
     missing = [k for k in kernels if not k.is_dir()]
@@ -139,7 +139,7 @@ class KernelFile(pytest.File):
     def collect(self):  # noqa: ANN201 - Iterable[KernelItem]
         from compilers.targets import TARGETS
 
-        from ..backends import backend_names, backends_for
+        from .backends import backend_names, backends_for
 
         state = self.config.stash[_KEY]
         try:
@@ -189,19 +189,15 @@ def _compile(state: _Session, path: Path, target: str) -> _Compiled:
 
 
 def _compile_now(state: _Session, path: Path, target: str) -> _Compiled:
-    from compilers.act import Unsupported, compile_graph
-    from compilers.act.rewrite import IrRules
+    from compilers.compile import compile
+    from compilers.errors import Unsupported
     from compilers.targets import load_target
     from semantics.hlo_parser import parse_file
-    from verif.gate import ProofGate
 
     graph = parse_file(path)
     acc = load_target(target)
-    if target not in state.rules:
-        state.rules[target] = IrRules.for_target(acc, ProofGate(prove_missing=state.proofs == "prove"))
-    rules = state.rules[target]
     try:
-        return _Compiled(graph, acc, compile_graph(graph, acc, rules=rules).program)
+        return _Compiled(graph, acc, compile(graph, acc, proofs=state.proofs).program)
     except Unsupported as e:
         return _Compiled(graph, acc, None, e.reason)
 
@@ -217,8 +213,8 @@ class KernelItem(pytest.Item):
         return f"{self.nodeid.split('::')[0]} on {self.target} {self.backend}"
 
     def runtest(self) -> None:
-        from ..backends import get_backend, unavailable
-        from ..check import check_program
+        from .backends import get_backend, unavailable
+        from .run import check_program
 
         state = self.config.stash[_KEY]
         why = unavailable(self.target, self.backend)
@@ -238,28 +234,32 @@ class KernelItem(pytest.Item):
                 f"{len(c.program.instructions)} instructions; remove '{self.target}' from that line")
         given = [self._inputs(c.graph)] if self.header.inputs else []
         repro = self._repro_dir(state)
-        chk = check_program(c.graph, c.acc, c.program, state.check, state.seed, self.path, repro,
-                            backend=get_backend(c.acc, self.backend), inputs=given)
-        if chk.cycles is not None:
-            self.user_properties.append(("cycles", chk.cycles))
+        chk = check_program(c.graph, c.acc, c.program, state.check, state.seed,
+                            backend=get_backend(c.acc, self.backend), inputs=given, repro_dir=repro)
+        self.user_properties.append(("outcome", chk.outcome))      # the verdict, as accv check and a campaign say it
+        cycles = chk.cycles.get(self.backend)
+        if cycles is not None:
+            self.user_properties.append(("cycles", cycles))
         if not chk.ok:
+            what = (f"the compiled program differs from {chk.contract} on" if chk.outcome == "mismatch"
+                    else f"the {self.backend} backend failed on the compiled program ({chk.outcome}):")
             raise KernelCheckFailed(
-                f"{self._where()}: the compiled program differs from the reference on {chk.message}\n"
-                f"reproducer: {chk.reproducer} (kernel.hlo, program.asm, input/expected/actual .npy; its README.md "
+                f"{self._where()}: {what} {chk.message}\n"
+                f"reproducer: {chk.reproducer} (kernel.hlo, inputs, expected/actual .npy, program.asm; its README.md "
                 "has the replay command)")
         for b in self.header.bounds(self.target, self.backend):
-            if chk.cycles is None:
+            if cycles is None:
                 if b.backend is not None:
                     raise KernelCheckFailed(f"{self._where()}: line {b.line} bounds the cycles ({b}), but the "
                                             f"{self.backend} backend measures none")
-            elif chk.cycles > b.limit:
-                raise KernelCheckFailed(f"{self._where()}: {chk.cycles} cycles, over the bound on line {b.line} "
-                                        f"({b}) by {chk.cycles - b.limit}")
+            elif cycles > b.limit:
+                raise KernelCheckFailed(f"{self._where()}: {cycles} cycles, over the bound on line {b.line} "
+                                        f"({b}) by {cycles - b.limit}")
 
     def _inputs(self, graph: Graph) -> list:
         from semantics.types import TensorType
 
-        from ..npyio import load_input
+        from semantics.npyio import load_input
 
         types = graph.param_types
         files = self.header.inputs

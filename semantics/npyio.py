@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from semantics.errors import InputError
-from semantics.types import TensorType
+from .errors import InputError
+from .types import TensorType
 
 __all__ = ["load_input", "save_output"]
 

@@ -1,0 +1,151 @@
+"""The compiler's one entry: :func:`compile` (a graph and a target in, a checkable program out).
+
+What belongs here: :func:`compile`, the :class:`Compiled` result, and :func:`rules_for`, the
+target's proven rule set behind the proof gate, made once per (target description, proof mode) in
+a process. Every user of the compiler calls :func:`compile`: the CLI (``accv compile`` / ``accv
+check``), the pytest plugin, the campaign, the benchmarks and scripts.
+
+The pipeline (design.md's flow):
+
+1. the middle end (:func:`compilers.middle.compile.compile_tiled`) takes a layer larger than one
+   of the target's blocks and composes its tiled program, or leaves the kernel to Act; a layer it
+   takes but the target cannot run raises :class:`~compilers.errors.Unsupported`;
+2. Act (:func:`compilers.act.driver.compile_graph`, seed 000): e-graph instruction selection
+   (phase 1), ordering and CP-SAT allocation (phase 2), under the cost model; the middle end
+   also calls it for each distinct row block of a kernel it splits by rows.
+
+The program returned carries its numeric contract (:mod:`compilers.contract`): the middle end's
+for a tiled float layer, else the instructions' own. Proof modes: ``"prove"`` proves a rule
+instantiation without a cached proof at its first use (and caches it); ``"cached"`` uses cached
+proofs only. Either way a rule fires only with a passing proof of its exact text (invariant 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from semantics.ir import Graph
+from verif.gate import ProofGate
+
+from .act.driver import ActResult, Stats, compile_graph, default_cost
+from .act.rewrite import IrRules
+from .contract import EXACT, of_instructions
+from .errors import Unsupported
+from .isa import Accelerator
+from .program import Program
+
+__all__ = ["PROOF_MODES", "Compiled", "ProofUse", "compile", "forget_rules", "rules_for"]
+
+#: ``"prove"``: a missing proof is run at the rule's first use; ``"cached"``: cached proofs only
+PROOF_MODES = ("prove", "cached")
+
+_RULES: dict[tuple[int, str], tuple[Accelerator, IrRules]] = {}
+
+
+def rules_for(acc: Accelerator, proofs: str = "prove") -> IrRules:
+    """The rule set of target description ``acc`` behind a proof gate of mode ``proofs``, made
+    once per (description, mode) in this process (the gate's answers and the instantiations are
+    kept for every later compile)."""
+    if proofs not in PROOF_MODES:
+        raise ValueError(f"proof mode must be one of {', '.join(PROOF_MODES)}, not {proofs!r}")
+    key = (id(acc), proofs)
+    hit = _RULES.get(key)
+    if hit is None or hit[0] is not acc:
+        hit = _RULES[key] = (acc, IrRules.for_target(acc, ProofGate(prove_missing=proofs == "prove")))
+    return hit[1]
+
+
+def forget_rules() -> None:
+    """Drop the memoized rule sets (the next compile builds them afresh: after the rule library
+    or a description changed in this process, e.g. a test that patches one)."""
+    _RULES.clear()
+
+
+@dataclass(frozen=True)
+class ProofUse:
+    """What the proof gate did during one compile: seconds proving at first use, what it proved
+    (with the verdict) and what it refused for want of a passing proof."""
+
+    seconds: float = 0.0
+    proved: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+
+@dataclass
+class Compiled:
+    """A compile: the program (with its contract), the description it targets, its cost under the
+    cost model, the statistics (``stats.middle`` where the middle end tiled it), the pii count of
+    Act's pii graph (0 for a tiled program) and the proof gate's work."""
+
+    program: Program
+    acc: Accelerator
+    cost: float
+    stats: Stats
+    pii_count: int = 0
+    proofs: ProofUse = field(default_factory=ProofUse)
+
+
+def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
+            cost: Callable[[Program], float] | None = None, rules: IrRules | None = None,
+            log: Callable[[str], None] | None = None, n: float = 2.0, max_iters: int = 12,
+            time_budget: float = 60.0) -> Compiled:
+    """Compile ``graph`` for ``target`` (a name or a description) through the middle end and Act
+    (module doc).
+
+    Args:
+        proofs: the proof mode (:data:`PROOF_MODES`) of the memoized rule set (:func:`rules_for`).
+        cost: the cost model choosing among Act's candidates (default: the description's
+            per-instruction cycles; ``check.cost.rtl_cost`` measures them on the RTL).
+        rules: a rule set of one's own instead (tests of the gate, injected rules).
+        log: receives the proof gate's lines ("proving ... (first use)") during this compile.
+        n, max_iters, time_budget: Act's stop (:func:`compilers.act.driver.compile_graph`).
+
+    Raises:
+        Unsupported: the target cannot run the kernel; ``skipped`` names the rule
+            instantiations the gate refused meanwhile.
+    """
+    from .middle.compile import compile_tiled
+    from .middle.schedule import TileError
+    from .targets import load_target
+
+    acc = target if isinstance(target, Accelerator) else load_target(target)
+    rules = rules if rules is not None else rules_for(acc, proofs)
+    gate = rules.gate
+    seconds0, proved0, skipped0 = gate.seconds, len(gate.proved_now), set(gate.skipped)
+    old_log = gate.log
+    if log is not None:
+        gate.log = log
+
+    def use() -> ProofUse:
+        return ProofUse(gate.seconds - seconds0, tuple(gate.proved_now[proved0:]),
+                        tuple(sorted(gate.skipped - skipped0)))
+
+    def block(g: Graph) -> Program:
+        return compile_graph(g, acc, cost, n, max_iters, rules, time_budget).program
+
+    try:
+        try:
+            tiled = compile_tiled(graph, acc, block)
+        except TileError as e:
+            raise Unsupported(e.reason) from None
+        if tiled is not None:
+            stats = Stats(middle=True, micro_kernels=tiled.micro_kernels, total=tiled.seconds,
+                          best_at=tiled.seconds, candidates=1)
+            res = ActResult(tiled.program, (cost or default_cost(acc))(tiled.program), stats, 0)
+        else:
+            res = compile_graph(graph, acc, cost, n, max_iters, rules, time_budget)
+    except Unsupported as e:
+        raise Unsupported(e.why, skipped=use().skipped) from None
+    finally:
+        gate.log = old_log
+    program = res.program
+    if program.contract is EXACT and not _all_exact(acc):
+        program = replace(program, contract=of_instructions(acc, program.instructions, len(program.outputs)))
+    return Compiled(program, acc, res.cost, res.stats, res.pii_count, use())
+
+
+def _all_exact(acc: Accelerator) -> bool:
+    """Whether every instruction of ``acc`` declares an exact numeric contract (then every
+    program of it is held to the reference bit for bit, without looking at its instructions)."""
+    return all(i.contract.kind == "exact" for i in acc.instructions.values())
