@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from check.run import check_program  # noqa: E402
 from compilers.compile import compile, rules_for  # noqa: E402
 from compilers.errors import Unsupported  # noqa: E402
-from compilers.act.tiling import Tiler  # noqa: E402
+from compilers.act.phase1.tiling import Tiler  # noqa: E402
 from compilers.program import print_asm  # noqa: E402
 from compilers.targets import load_target  # noqa: E402
 from semantics.gen import random_graph  # noqa: E402

@@ -1,7 +1,7 @@
 """Gemmini-ISA RTL simulation speed: simulated cycles per second and commands per second of the
-Verilated gemmini_top driven two ways — the ctypes binding (rtl_harness/gemmini.py: the whole
+Verilated gemmini_top driven two ways — the ctypes binding (rtl_harness/gemmini/driver.py: the whole
 command list runs in C++, the DRAM served by the shim) and the cocotb testbench
-(rtl_harness/tb/gemmini_tb.py: Python coroutines drive every cycle and serve the DRAM) — plus the
+(rtl_harness/gemmini/testbench.py: Python coroutines drive every cycle and serve the DRAM) — plus the
 cold Verilator build times of both.
 
 Programs:
@@ -39,9 +39,9 @@ sys.path.insert(0, str(ROOT))
 from compilers.targets.gemmini import bench_program  # noqa: E402
 from compilers.targets.gemmini import stream as gs  # noqa: E402
 from compilers.targets.gemmini.description import ACC_ROWS, DIM, HBM_SIZE, SPAD_ROWS  # noqa: E402
-from rtl_harness import gemmini as g  # noqa: E402
+from rtl_harness.gemmini import driver as g  # noqa: E402
 from rtl_harness import verilate  # noqa: E402
-from rtl_harness.tb import gemmini_cases as gc  # noqa: E402
+from rtl_harness.gemmini import cases as gc  # noqa: E402
 from semantics.layout import bflat  # noqa: E402
 
 OUT = ROOT / "build" / "bench"

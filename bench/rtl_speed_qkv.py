@@ -24,12 +24,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from rtl_harness import qkv, verilate  # noqa: E402
-from rtl_harness.tb import qkv_cases as K  # noqa: E402
+from rtl_harness import verilate  # noqa: E402
+from rtl_harness.qkv import driver as qkv  # noqa: E402
+from rtl_harness.qkv import cases as K  # noqa: E402
 
 
 def _program(seed: int, length: int) -> tuple[K.State, list]:
-    rng = np.random.default_rng(seed)      # the same draws as rtl_harness/tb/qkv_tb.py test_program
+    rng = np.random.default_rng(seed)      # the same draws as rtl_harness/qkv/testbench.py test_program
     state = K.random_state(rng)
     return state, K.random_program(rng, length)
 

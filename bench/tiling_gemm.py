@@ -11,7 +11,7 @@ simulator, the quantized linear layer, and Gemmini RTL cycles with the array's u
   clamp, s8, ReLU at 32x64x32 and 1024x1024x1024: compile, the store path's instructions, checked
   on the simulator.
 - ``rtl``: 64x64x64, 256x256x256 and 12544x64x256 (s8 in, s32 accumulate, s8 out) on the
-  Verilated Gemmini-ISA RTL (rtl_harness/rtl/gemmini): measured cycles, utilization = MACs /
+  Verilated Gemmini-ISA RTL (rtl_harness/gemmini/hdl): measured cycles, utilization = MACs /
   (cycles x DIM^2), the description's estimate, compile time, instructions and RoCC commands,
   the RTL's outputs compared with the reference.
 

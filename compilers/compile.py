@@ -29,7 +29,7 @@ from semantics.ir import Graph
 from verif.gate import ProofGate
 
 from .act.driver import ActResult, Stats, compile_graph, default_cost
-from .act.rewrite import IrRules
+from .act.phase1.rewrite import IrRules
 from .contract import EXACT, of_instructions
 from .errors import Unsupported
 from .isa import Accelerator

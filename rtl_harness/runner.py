@@ -1,9 +1,9 @@
 """The ``rtl`` backend: compiled programs on the Verilated RTL, cycles measured.
 
 :class:`RtlBackend` implements :class:`compilers.backend.Backend` for the targets with RTL:
-``gemmini`` (rtl_harness/rtl/gemmini; the program is encoded to its RoCC command stream by
+``gemmini`` (rtl_harness/gemmini/hdl; the program is encoded to its RoCC command stream by
 :func:`compilers.targets.gemmini.stream.encode`, sizes from the description) and ``qkv``
-(rtl_harness/rtl/qkv; instruction words from :mod:`compilers.targets.qkv.encode`). AMX has none
+(rtl_harness/qkv/hdl; instruction words from :mod:`compilers.targets.qkv.encode`). AMX has none
 (its hardware is the host CPU). It is unavailable, with the reason, where the Verilator toolchain
 is missing (:func:`rtl_harness.verilate.available`).
 """
@@ -29,7 +29,7 @@ def _run_gemmini(acc: Accelerator, program: Program, hbm: np.ndarray, dram_laten
                  ) -> tuple[np.ndarray, int]:
     from compilers.targets.gemmini.stream import encode
 
-    from .gemmini import DRAM_LATENCY, run_commands
+    from .gemmini.driver import DRAM_LATENCY, run_commands
 
     spad, accum = acc.buffers["spad"], acc.buffers["acc"]
     dim = spad.access[1]
@@ -40,7 +40,7 @@ def _run_gemmini(acc: Accelerator, program: Program, hbm: np.ndarray, dram_laten
 
 def _run_qkv(acc: Accelerator, program: Program, hbm: np.ndarray, dram_latency: int | None
              ) -> tuple[np.ndarray, int]:
-    from .qkv import run_instructions
+    from .qkv.driver import run_instructions
 
     out_hbm, _, _, cycles = run_instructions(program.instructions, hbm)
     return out_hbm, cycles
@@ -51,7 +51,8 @@ def build(target: str, cov: bool = False) -> float | None:
     programs on (``cov``: its coverage build), so that no program run pays for it; the seconds the
     build took here, None when it came from the cache. Raises BackendUnavailable for a target
     without RTL, the verilate errors where the toolchain is missing or the design is rejected."""
-    from . import gemmini, qkv
+    from .gemmini import driver as gemmini
+    from .qkv import driver as qkv
 
     if target == "gemmini":
         lib = gemmini.library(cov=cov)

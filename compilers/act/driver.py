@@ -31,22 +31,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from semantics.ir import Graph
-
-from ..isa import Accelerator
-from ..program import Program
 from verif.gate import ProofGate
 
-from . import allocate, liveness, order
-from .context import CompileContext, TargetContext
-from .csp import Layout, hbm_layout
-from .egraph import EGraph, NodeInfo
-from .emit import emit
 from ..errors import CompileError, Reason, Unsupported
-from .extract import Extractor, gamma
-from .initialize import Kernel, forms_memo, initialize, insert
-from .isa_rules import IsaRules, apply_isa_rules
+from ..isa import Accelerator
+from ..program import Program
+from .context import CompileContext, TargetContext
+from .egraph import EGraph, NodeInfo
+from .phase1.extract import Extractor, gamma
+from .phase1.initialize import Kernel, forms_memo, initialize, insert
+from .phase1.isa_rules import IsaRules, apply_isa_rules
+from .phase1.rewrite import IrRules
+from .phase2 import allocate, liveness, order
+from .phase2.csp import Layout, hbm_layout
+from .phase2.emit import emit
 from .pii import PartsMemo, PiiGraph, pii_parts
-from .rewrite import IrRules
 
 __all__ = ["Unsupported", "CompileError", "Stats", "ActResult", "act_enum", "compile_graph", "default_cost"]
 
@@ -288,7 +287,7 @@ def _generating(gate: ProofGate, fn: Callable[..., Any], *args: Any) -> tuple[An
 
 def tiling_forms(eg: EGraph, memo: dict) -> object:
     """The kernel values' other forms in the saturated e-graph (M2's proven rewrites), for tiling."""
-    from .tiling import Forms
+    from .phase1.tiling import Forms
 
     return Forms(eg, eg.snapshot(), memo)
 
@@ -304,8 +303,8 @@ def _tiled(graph: Graph, kernel: Kernel, acc: Accelerator, rules: IrRules,
     from rewrite_rules.library import load
     from semantics.types import TupleType
 
-    from . import tiling
-    from .rewrite import first_instantiation
+    from .phase1 import tiling
+    from .phase1.rewrite import first_instantiation
 
     library = load()
 

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from accv.cli import main
 from check.run import check_program
-from compilers.act import Unsupported, allocate, compile_graph, csp, liveness, phase1  # noqa: I001
-from compilers.act import order as act_order
-from compilers.act.rewrite import IrRules
+from compilers.act import Unsupported, compile_graph, phase1
+from compilers.act.phase2 import allocate, csp, liveness
+from compilers.act.phase2 import order as act_order
+from compilers.act.phase1.rewrite import IrRules
 from compilers.compile import rules_for
 from compilers.isa import HBM
 from compilers.program import Concrete, Program
@@ -820,7 +821,7 @@ def test_the_tiling_search_is_bounded_by_work(monkeypatch) -> None:
     always gets the same answer), and says so. Found on p1 - (p1 - p0) (random graphs), which
     searched for minutes; that one now compiles (below). Here K1 with a bound of 10 tries (it
     takes a few hundred)."""
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
 
     g = parse_file(PAPER / "amx_k1.hlo")
     acc = load_target("amx")
@@ -885,7 +886,7 @@ def test_a_compile_leaves_no_cyclic_garbage(name: str, target: str) -> None:
     back to the pool for the next compile."""
     import gc
 
-    from compilers.act import egraph
+    from compilers.act.egraph import store as egraph
 
     g, acc = parse_file(PAPER / f"{name}.hlo"), load_target(target)
     rules = _proven(acc)
@@ -954,8 +955,8 @@ def test_the_tiling_memoizes_a_demand_that_only_meets_itself() -> None:
     above it is searched again when asked for later (it may then be found another way)."""
     import numpy as np
 
-    from compilers.act import tiling
-    from compilers.act.tiling.search import _Search
+    from compilers.act.phase1 import tiling
+    from compilers.act.phase1.tiling.search import _Search
 
     views = {n: tiling.View(None, np.full(4, -1 - i, dtype=np.int64)) for i, n in enumerate("RXYABC")}
     name = {v.key: n for n, v in views.items()}
@@ -985,7 +986,8 @@ def test_the_computable_test_is_decided_once_per_e_class(monkeypatch) -> None:
     (a wide s8 add chain) has ~1,000 forms after M2, and the demand asks the test of each; when
     it was decided per form term, each one asked walked the whole class again (~1,000,000 byte
     views, seconds on an exit-3 answer). Now each e-node's views are read a few times at most."""
-    from compilers.act import Unsupported, tiling
+    from compilers.act import Unsupported
+    from compilers.act.phase1 import tiling
 
     g = parse_file(CORPUS / "act-gemmini-fuzz" / "fuzz_008.gen.hlo")
     acc = load_target("gemmini")

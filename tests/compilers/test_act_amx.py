@@ -1,5 +1,5 @@
 """The Act compiler on AMX (issue 5): the oneDNN kernels K1-K5 compile through the slice^H /
-concat^H tiling fallback (compilers/act/tiling.py) and check bit for bit on the simulator (K5's
+concat^H tiling fallback (compilers/act/phase1/tiling/) and check bit for bit on the simulator (K5's
 scale/ReLU/saturate chain through the proven x86 rules of rewrite_rules/x86.py, seen by the
 tiling as other forms in the e-graph); byte views of layout chains equal the reference
 interpreter."""
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from check.run import check_program
 from compilers.act import Unsupported, compile_graph
-from compilers.act.terms import lower
-from compilers.act.tiling import DC, view_of
+from compilers.act.egraph.terms import lower
+from compilers.act.phase1.tiling import DC, view_of
 from compilers.compile import rules_for
 from compilers.isa import HBM
 from compilers.targets import load_target
@@ -210,7 +210,7 @@ ENTRY e {{
 def test_constant_demand_through_a_fixed_point(op: str, value: float, ok: bool) -> None:
     """A demanded constant c is computed by op(a, a) with a = c exactly when op(c, c) = c, bit
     for bit (checked by evaluating the operator)."""
-    from compilers.act.tiling import View, match
+    from compilers.act.phase1.tiling import View, match
 
     pat = _pattern(op)
     data = np.full(4, value, np.float32).view(np.uint8).astype(np.int64)
@@ -226,7 +226,7 @@ def test_dead_load_test_only_drops_loads_that_fail(name: str, amx_rules, monkeyp
     """tiling.Tiler._dead_loads decides for all α of a load at once which ones cannot meet a
     demand while a staging area is being filled. Here every α it drops is tried anyway and
     must fail, and the program must be the one the search finds without the test."""
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
 
     acc, rules = amx_rules
     g = parse_file(PAPER / f"{name}.hlo")
@@ -282,9 +282,9 @@ def test_alpha_tables_are_shared_per_target_and_dimensions() -> None:
     """tiling.tops.alpha_tables is a pure function of the description and the α domain: the table
     a Tiler reuses (same accelerator, same dimensions: the target's TargetTiling keeps it) equals
     one computed afresh, and other dimensions get their own."""
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
     from compilers.act.context import TargetContext
-    from compilers.act.tiling.tops import TargetTiling, alpha_tables
+    from compilers.act.phase1.tiling.tops import TargetTiling, alpha_tables
 
     acc = load_target("amx")
     a = tiling.Tiler(acc, {16, 64}, None, []).tables
@@ -310,7 +310,7 @@ def test_repeated_compiles_keep_no_kernel_views(amx_rules, monkeypatch) -> None:
     1 MB per AMX compile) live with the compile (Forms.view_of), only the patterns' views in the
     target's memo (TargetTiling.views); the other memos live with the compile (CompileContext)."""
     from compilers.act.context import TargetContext
-    from compilers.act.tiling.tops import TargetTiling
+    from compilers.act.phase1.tiling.tops import TargetTiling
 
     acc, rules = amx_rules
     g = parse_file(PAPER / "amx_k4.hlo")
@@ -327,10 +327,10 @@ def test_pattern_caches_are_bounded_and_refill_alike(amx_rules, monkeypatch) -> 
     """A campaign over many shapes generates g_θ(α) for every new α (a random 20-element kernel:
     ~10,000 patterns). Past their bounds the pattern caches are emptied at the next compile's
     start; they refill with equal patterns, so the program is the same."""
-    from compilers.act import isa_rules
+    from compilers.act.phase1 import isa_rules
     from compilers.act.context import TargetContext
-    from compilers.act.tiling import tops
-    from compilers.act.tiling.tops import TargetTiling
+    from compilers.act.phase1.tiling import tops
+    from compilers.act.phase1.tiling.tops import TargetTiling
 
     acc, rules = amx_rules
     g = parse_file(PAPER / "amx_k4.hlo")
@@ -348,7 +348,7 @@ def test_pattern_caches_are_bounded_and_refill_alike(amx_rules, monkeypatch) -> 
 def _as_is_and(variant, g, acc, rules, monkeypatch) -> list[tuple]:  # noqa: ANN001
     """(program, α tried) of the tiling search as it is, then of ``variant(Tiler)`` (a subclass
     that turns a part of the search off)."""
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
 
     tries = [0]
 
@@ -405,7 +405,8 @@ def test_a_value_no_instruction_computes_ends_the_search_at_once(amx_rules, monk
     TDPBUSD's accumulate may meet, and a tile parameter may hold anything) until its work bound.
     Now a value none of whose forms is an operator of some instruction's semantics (nor its
     operands such values) is not searched for: exit 3 naming it, well within a bound of 300 tries."""
-    from compilers.act import Unsupported, tiling
+    from compilers.act import Unsupported
+    from compilers.act.phase1 import tiling
 
     acc, rules = amx_rules
     g = parse_hlo(_MUL_ADD.replace("T[", "u8["), "mul_add")
@@ -433,7 +434,7 @@ def test_computing_ops_cover_every_pattern(target: str) -> None:
     (Tiler._ok) would turn away values an instruction computes."""
     from compilers.act.context import TargetContext
     from compilers.act.phase1 import IsaRules
-    from compilers.act.tiling.tops import TargetTiling
+    from compilers.act.phase1.tiling.tops import TargetTiling
 
     acc = load_target(target)
     tt = TargetTiling.of(TargetContext.of(acc))
@@ -485,7 +486,7 @@ def test_a_load_the_bound_passes_over_does_not_narrow_the_shifts(amx_rules, monk
     run past the input's end at that shift is never tried there (the branch and bound passes
     over it: a cheaper load was found first), so its bounds test does not count
     (Tiler._dead_loads records one only for an α it reaches below the bound)."""
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
 
     acc, rules = amx_rules
     g = parse_file(PAPER / "amx_k5.hlo")
@@ -594,7 +595,7 @@ def test_a_computed_row_takes_the_first_rows_search_moved(kind: str, rows_moved:
     one that repeats every other row moves rows by two. A padded A (a pad row, not A's bytes,
     at the end: the view does not move uniformly) and A's first row used as B (A then moves by
     two amounts) move none: declined, not wrong."""
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
 
     acc, rules = amx_rules
     g = parse_hlo(_k5_variant(kind), kind)
@@ -666,7 +667,8 @@ def test_moved_searches_keep_the_program_on_layout_chains(kind: str, rows: int, 
     slice, a pad with 0 or 1, A plus A shifted by k rows): with every moved result checked
     against its search (Tiler.CHECK_MOVED) the program is the one of a search that takes no
     moved result on computed values; where neither compiles, both exit 3 alike."""
-    from compilers.act import Unsupported, tiling
+    from compilers.act import Unsupported
+    from compilers.act.phase1 import tiling
 
     acc, rules = amx_rules
     g = parse_hlo(_CHAIN.replace("{a}", _a_of(kind, rows, k)).replace("{b}", "B").replace("[R,", f"[{rows},"), kind)
@@ -696,7 +698,7 @@ def test_uniform_shift_is_its_definition(codes: list[int], sh: int) -> None:
     """tiling.moved.uniform: ok exactly when one s makes byte p + sh the base byte q + s wherever byte
     p is base byte q, and the same constant / don't-care wherever it is one, for every p with p
     and p + sh in the view; s is that shift (None where no such p is a base byte)."""
-    from compilers.act.tiling.moved import uniform
+    from compilers.act.phase1.tiling.moved import uniform
 
     idx = np.array(codes, dtype=np.int64)
     n = len(codes)
@@ -713,8 +715,8 @@ def test_a_recorded_shift_range_keeps_every_bounds_outcome(tests, size: int, d: 
     """Tiler._bounds narrows the current search's range of shifts to those where each bounds
     test (length bytes at offset o of an input of size bytes) comes out as it did: inside the
     range, every outcome at o + d equals the outcome at o."""
-    from compilers.act import tiling
-    from compilers.act.tiling.search import _Search
+    from compilers.act.phase1 import tiling
+    from compilers.act.phase1.tiling.search import _Search
 
     tl = tiling.Tiler.__new__(tiling.Tiler)
     tl.s = _Search()
@@ -740,7 +742,7 @@ def test_elements_reads_whole_base_elements(nb: int, n: int, data) -> None:  # n
     element, bytes of two); checked against the definition, element by element."""
     from types import SimpleNamespace
 
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
 
     dt = SimpleNamespace(nbytes=nb)
     base = SimpleNamespace(is_param=False, info=SimpleNamespace(kind="op"), type=SimpleNamespace(dtype=dt))
@@ -777,7 +779,7 @@ def test_one_value_per_line_is_its_definition(m: int, n: int, data) -> None:  # 
     """tiling.matching._one_per_line (the dot match's row and column test, whole arrays at once) against
     the line-by-line definition: per line the distinct values at its valid places, one or
     none (-1), else None."""
-    from compilers.act.tiling.matching import _one_per_line
+    from compilers.act.phase1.tiling.matching import _one_per_line
 
     v = np.array(data.draw(st.lists(st.integers(0, 3), min_size=m * n, max_size=m * n)), dtype=np.int64).reshape(m, n)
     valid = np.array(data.draw(st.lists(st.booleans(), min_size=m * n, max_size=m * n))).reshape(m, n)
@@ -799,7 +801,7 @@ def test_one_value_per_line_is_its_definition(m: int, n: int, data) -> None:  # 
 def _searched_demands(g, acc, rules, monkeypatch) -> list:  # noqa: ANN001
     """Compile ``g`` (an exit 3 is fine) and return every (tiler, demand, buffer) the tiling
     search met (Tiler._produce_any's calls)."""
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
 
     seen = []
     real = tiling.Tiler._produce_any
@@ -912,7 +914,7 @@ def test_operand_tops_rule_out_gemmini_products_on_a_subtraction(monkeypatch) ->
 def _instruction_tries(instr: str, kernel: str, variant, amx_rules, monkeypatch) -> tuple:  # noqa: ANN001
     """How often the tiling tries an α of ``instr`` on ``kernel`` as it is; then _as_is_and's
     (program, α tried) as it is and with ``variant``; and how often ``variant`` tries ``instr``."""
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
 
     n = [0]
     real = tiling.Tiler._try
@@ -935,7 +937,7 @@ def test_a_partial_contraction_is_not_tried_on_a_whole_one(amx_rules, monkeypatc
     can compute a tile of the dot, so it is the one tried, once per C tile searched (2: the two
     of the second 16 rows take the first two's searches moved); the operator test alone tried
     all 8 sizes of each. The same program either way."""
-    from compilers.act.tiling.tops import meeting
+    from compilers.act.phase1.tiling.tops import meeting
 
     def operators_only(cls):  # noqa: ANN001, ANN202
         class Plain(cls):
@@ -980,10 +982,10 @@ def _writer_tops(target: str, dims: set[int], normalized: bool = False) -> dict[
     """Per instruction writing a buffer other than HBM, the tops of its α that the search's
     tables leave out (``normalized``: with phase 1's normalized patterns, as a compile reads
     them, the proof cache's rules only)."""
-    from compilers.act import tiling
+    from compilers.act.phase1 import tiling
     from compilers.act.phase1 import IsaRules
-    from compilers.act.rewrite import IrRules
-    from compilers.act.tiling.tops import sizeless
+    from compilers.act.phase1.rewrite import IrRules
+    from compilers.act.phase1.tiling.tops import sizeless
     from compilers.isa import HBM
     from verif.gate import ProofGate
 

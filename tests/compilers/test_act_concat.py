@@ -1,4 +1,4 @@
-"""Concatenate in the tiling (:mod:`compilers.act.tiling`, seed 000 §5.2.3): no instruction
+"""Concatenate in the tiling (:mod:`compilers.act.phase1.tiling`, seed 000 §5.2.3): no instruction
 computes it, but concat^H does. A demand on a concatenate's bytes that come from one operand is
 that operand's demand; one that spans several is split into concat^H pieces, each written at
 its place in HBM (a piece that is an input's bytes is copied there); a constant piece of an

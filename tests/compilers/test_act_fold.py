@@ -1,4 +1,4 @@
-"""Compile-time constants that the rewrites make (:mod:`compilers.act.fold`, seed 000 §5.3): a
+"""Compile-time constants that the rewrites make (:mod:`compilers.act.phase1.fold`, seed 000 §5.3): a
 class that a rewrite unites with a literal makes its users constant, and they get the literal
 the reference interpreter gives them, so a kernel whose output is constant only by algebra
 compiles to its constant section."""
@@ -11,9 +11,9 @@ import pytest
 from check.run import check_program
 from compilers.act import compile_graph
 from compilers.act.egraph import NodeInfo
-from compilers.act.fold import evaluate
-from compilers.act.rewrite import IrRules
-from compilers.act.terms import canon_attrs, eval_op, region_of
+from compilers.act.phase1.fold import evaluate
+from compilers.act.phase1.rewrite import IrRules
+from compilers.act.egraph.terms import canon_attrs, eval_op, region_of
 from compilers.compile import rules_for
 from compilers.targets import load_target
 from semantics.dtypes import DTYPES
@@ -125,7 +125,7 @@ def test_ground_dropping_rules_run_forward() -> None:
     """Saturation runs the rules that drop a variable for a constant (they make classes
     constant) or for one of their variables (they unite two classes), and leaves the others to
     pattern normalization."""
-    from compilers.act.instantiate import _forward
+    from compilers.act.phase1.instantiate import _forward
 
     rules = IrRules.for_target(load_target("gemmini"))
     insts = rules.insts.ordered({("s8", 2), ("pred", 2)}, "shrinking")

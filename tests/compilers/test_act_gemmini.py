@@ -12,7 +12,7 @@ import pytest
 from accv.cli import main
 from check.run import check_program
 from compilers.act import Unsupported, compile_graph
-from compilers.act.rewrite import IrRules
+from compilers.act.phase1.rewrite import IrRules
 from compilers.compile import rules_for
 from compilers.targets import load_target
 from compilers.targets.gemmini.stream import encode
@@ -105,7 +105,7 @@ def test_compilation_is_deterministic_across_processes() -> None:
     import sys
 
     code = ("from semantics.hlo_parser import parse_file\nfrom compilers.act import compile_graph\n"
-            "from compilers.act.rewrite import IrRules\nfrom compilers.program import print_asm\n"
+            "from compilers.act.phase1.rewrite import IrRules\nfrom compilers.program import print_asm\n"
             "from verif.gate import ProofGate\n"
             "from compilers.targets import load_target\nacc = load_target('gemmini')\n"
             "g = parse_file('examples/regression/composite_mm_add.hlo')\n"

@@ -8,8 +8,8 @@ import pytest
 from compilers.act import phase1
 from compilers.act.egraph import EGraph
 from compilers.act.egraph import class_literals as _class_literals
-from compilers.act.match import Binding, Matcher, Prefilter, SnapView, classes_by_op
-from compilers.act.rewrite import IrRules
+from compilers.act.phase1.match import Binding, Matcher, Prefilter, SnapView, classes_by_op
+from compilers.act.phase1.rewrite import IrRules
 from compilers.compile import rules_for
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
@@ -57,9 +57,9 @@ def test_prefilter_keeps_every_class_with_a_surviving_match(kernel: str) -> None
 
 def test_term_prefilter_keeps_every_subterm_with_a_surviving_match() -> None:
     """The same on the g_θ(α) patterns that normalization rewrites (one e-node per class)."""
-    from compilers.act.match import TermView, term_may_match
-    from compilers.act.normalize import present
-    from compilers.act.terms import lower
+    from compilers.act.phase1.match import TermView, term_may_match
+    from compilers.act.phase1.normalize import present
+    from compilers.act.egraph.terms import lower
 
     acc = load_target("gemmini")
     rules = IrRules.for_target(acc)
@@ -93,12 +93,12 @@ def test_term_prefilter_keeps_every_subterm_with_a_surviving_match() -> None:
 
 def test_by_root_keeps_in_order_every_instantiation_the_term_prefilter_accepts() -> None:
     """Normalization tries, at a subterm, the shrinking instantiations rooted at its operator
-    with its arity and dtype (:meth:`~compilers.act.instantiate.Instantiations.by_root`), in rule order: exactly those of the
+    with its arity and dtype (:meth:`~compilers.act.phase1.instantiate.Instantiations.by_root`), in rule order: exactly those of the
     plain operator lookup that :func:`term_may_match` accepts, so normalized patterns are
     the same (and the same as before the index)."""
-    from compilers.act.match import TermView, term_may_match
-    from compilers.act.normalize import present
-    from compilers.act.terms import lower
+    from compilers.act.phase1.match import TermView, term_may_match
+    from compilers.act.phase1.normalize import present
+    from compilers.act.egraph.terms import lower
 
     checked = 0
     for target, dims in [("gemmini", {4, 16, 64}), ("amx", {16, 64})]:

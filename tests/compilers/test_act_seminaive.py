@@ -1,4 +1,4 @@
-"""Semi-naive rounds (compilers/act/seminaive.py): a round skips only (left side, root) pairs
+"""Semi-naive rounds (compilers/act/egraph/seminaive.py): a round skips only (left side, root) pairs
 whose matches an earlier round applied, for the IR-to-IR rules (M2's unions) and for the
 IR-to-ISA rules (piis); merges and literals make the e-nodes above them new."""
 
@@ -9,11 +9,11 @@ import pytest
 from compilers.act import phase1
 from compilers.act.egraph import EGraph
 from compilers.act.egraph import class_literals as _class_literals
-from compilers.act.instantiate import facts_of, has_tvar
-from compilers.act.isa_rules import PatternStore, _pattern_depth
-from compilers.act.match import Binding, Matcher, SnapView, classes_by_op
-from compilers.act.rewrite import IrRules
-from compilers.act.seminaive import Changes
+from compilers.act.phase1.instantiate import facts_of, has_tvar
+from compilers.act.phase1.isa_rules import PatternStore, _pattern_depth
+from compilers.act.phase1.match import Binding, Matcher, SnapView, classes_by_op
+from compilers.act.phase1.rewrite import IrRules
+from compilers.act.egraph.seminaive import Changes
 from compilers.compile import rules_for
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
@@ -97,7 +97,7 @@ def _isa_check(eg: EGraph, snap, rules, owner) -> int:  # noqa: ANN001
             if c in kept or snap.class_type[c] != phase1.type_key(r.out_type):
                 continue
             skipped += 1
-            for b in phase1.match(snap, ids, r.pattern, c, {}):
+            for b in phase1.match_isa(snap, ids, r.pattern, c, {}):
                 kids = [b.get(i) for i in range(len(r.in_types))]
                 if any(k is not None and snap.class_type[k] != phase1.type_key(t)
                        for k, t in zip(kids, r.in_types, strict=True)):
@@ -168,7 +168,7 @@ def test_a_ground_left_side_is_tried_where_its_root_class_changed() -> None:
     import numpy as np
 
     from compilers.act.egraph import NodeInfo
-    from compilers.act.terms import lit_info
+    from compilers.act.egraph.terms import lit_info
     from semantics.dtypes import DTYPES
     from semantics.types import TensorType
 
@@ -207,7 +207,7 @@ def test_a_ground_left_side_skipped_at_an_unchanged_class_has_its_union_already(
     import numpy as np
 
     from compilers.act.egraph import NodeInfo
-    from compilers.act.terms import lit_info
+    from compilers.act.egraph.terms import lit_info
     from semantics.dtypes import DTYPES
     from semantics.types import TensorType
 

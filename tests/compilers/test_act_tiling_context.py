@@ -1,4 +1,4 @@
-"""Where the tiling keeps what it derives (compilers/act/tiling/tops.py, search.py): the target's
+"""Where the tiling keeps what it derives (compilers/act/phase1/tiling/tops.py, search.py): the target's
 patterns and tables in the description's TargetContext, a compile's generation seconds in its
 CompileContext (timer "gen", which the driver reports as backend generation)."""
 
@@ -8,8 +8,8 @@ import pytest
 
 from compilers.act.context import CompileContext, TargetContext
 from compilers.act.driver import CompileError
-from compilers.act.tiling import Tiler
-from compilers.act.tiling.tops import TargetTiling
+from compilers.act.phase1.tiling import Tiler
+from compilers.act.phase1.tiling.tops import TargetTiling
 from compilers.targets import load_target
 
 
@@ -35,7 +35,7 @@ def test_a_context_of_another_target_is_refused() -> None:
 def test_the_target_caches_are_emptied_together(monkeypatch) -> None:  # noqa: ANN001
     """Past MAX_RULES the next Tiler starts by emptying every pattern cache of its target (views,
     rules, tops, layouts, tables), not one of them: the tables' rules are the rules' cache's."""
-    from compilers.act.tiling import tops
+    from compilers.act.phase1.tiling import tops
 
     acc = load_target("qkv")
     tt = TargetTiling.of(TargetContext.of(acc))

@@ -1,4 +1,4 @@
-"""The tiling's byte views (compilers/act/tiling/views.py) against the reference interpreter: the
+"""The tiling's byte views (compilers/act/phase1/tiling/views.py) against the reference interpreter: the
 interpreter (semantics/ops) defines what each data-movement operator does; the views restate it as
 index arithmetic. Here each operator on its own, on random shapes, dtypes and attributes: the bytes
 the view gathers from a random input equal the interpreter's result (test_act_amx.py checks whole
@@ -11,9 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compilers.act.terms import lower
-from compilers.act.tiling import DC, view_of
-from compilers.act.tiling.views import LAYOUT
+from compilers.act.egraph.terms import lower
+from compilers.act.phase1.tiling import DC, view_of
+from compilers.act.phase1.tiling.views import LAYOUT
 from semantics.hlo_parser import parse_hlo
 from semantics.interp import evaluate
 from semantics.ops import REGISTRY

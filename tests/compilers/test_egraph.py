@@ -1,4 +1,4 @@
-"""The e-graph layer over egglog's bindings (compilers/act/egraph.py): after random additions and
+"""The e-graph layer over egglog's bindings (compilers/act/egraph/store.py): after random additions and
 unions, the snapshot's partition of handles is the congruence closure a reference union-find
 computes, snapshots are reused only while nothing changed, and every class's e-nodes are the
 added ones with their children mapped to classes."""

@@ -16,7 +16,7 @@ import pytest
 
 import semantics.hlo_parser
 from compilers import gen_cache, isa
-from compilers.act import terms
+from compilers.act.egraph import terms
 from compilers.targets import load_target
 from semantics.dtypes import DTYPES
 from tests.paths import PAPER

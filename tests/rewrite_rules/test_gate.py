@@ -127,8 +127,8 @@ def test_the_shared_store_is_reloaded_when_the_cache_changes(tmp_path: Path) -> 
 
 
 def test_the_compiler_uses_this_gate() -> None:
-    from compilers.act import rewrite
-    from compilers.act.rewrite import IrRules
+    from compilers.act.phase1 import rewrite
+    from compilers.act.phase1.rewrite import IrRules
     from compilers.targets import load_target
 
     assert rewrite.ProofGate is ProofGate

@@ -13,8 +13,8 @@ from compilers.compile import compile
 from compilers.middle.conv import conv_graph
 from compilers.middle.gemm import layer_graph
 from compilers.targets import load_target
-from rtl_harness import gemmini as g
-from rtl_harness.tb import gemmini_cases as gc
+from rtl_harness.gemmini import driver as g
+from rtl_harness.gemmini import cases as gc
 from semantics.ir import Graph
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
@@ -55,7 +55,7 @@ def test_tiled_conv_layer() -> None:
 
 @pytest.mark.parametrize("dim", (4, g.DIM))
 def test_concurrent_programs_equal_streammachine(dim: int) -> None:
-    """40 random programs of loads, stores and computes (rtl_harness/tb/gemmini_cases.py's
+    """40 random programs of loads, stores and computes (rtl_harness/gemmini/cases.py's
     concurrent_program): whole DRAM, scratchpad, accumulator and PE state equal StreamMachine's."""
     sizes = {4: (256, 64, 4096), g.DIM: (g.SPAD_ROWS, g.ACC_ROWS, 8192)}[dim]
     m = g.GemminiRtl(dim, *sizes)

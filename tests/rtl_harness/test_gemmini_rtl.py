@@ -21,9 +21,9 @@ from compilers.program import read_asm
 from compilers.targets import load_target
 from compilers.targets.gemmini import stream as gs
 from compilers.targets.gemmini.description import ACC_ROWS, DIM, HBM_SIZE, SPAD_ROWS
-from rtl_harness import gemmini as g
+from rtl_harness.gemmini import driver as g
 from rtl_harness import verilate
-from rtl_harness.tb import gemmini_cases as gc
+from rtl_harness.gemmini import cases as gc
 from tests.paths import PAPER
 
 pytestmark = [pytest.mark.rtl,
@@ -312,12 +312,12 @@ MUTANTS = {
     "zero loads hang": ("gemmini_load.sv", "zero_mode <= rs1 == 64'd0;", "zero_mode <= 1'b0;"),
     "PE keeps 21 bits": ("gemmini_pe.sv", "c_q <= c_q + prod;", "c_q <= c_q + prod + {19'd0, c_q[19] & prod[19]};"),
     # the decoupled execution: each dependency rule, the stream spacing, the weight double buffer
-    "queue misses read after write": ("gemmini_queue.sv", "hz = raw_sp || ov32(", "hz = ov32("),
+    "queue misses read after write": ("gemmini_queue.sv", "hz = raw_sp || ovsp(", "hz = ovsp("),
     "queue misses write after read": ("gemmini_queue.sv",
-                                      "for (int p = 0; p < 3; p++) hz = hz | ov32(spr_lo[o][p]",
-                                      "for (int p = 0; p < 0; p++) hz = hz | ov32(spr_lo[o][p]"),
+                                      "for (int p = 0; p < 3; p++) hz = hz | ovsp(spr_lo[o][p]",
+                                      "for (int p = 0; p < 0; p++) hz = hz | ovsp(spr_lo[o][p]"),
     "queue misses accumulator writes": ("gemmini_queue.sv",
-                                        "|| ov32(acw_lo[o], acw_hi[o], c_acr_lo[u], c_acr_hi[u])", ""),
+                                        "|| ovac(acw_lo[o], acw_hi[o], c_acr_lo[u], c_acr_hi[u])", ""),
     "computes ignore scratchpad RAW": ("gemmini_queue.sv", "hz = (2'(u) == U_EX) && raw_sp;", "hz = 1'b0;"),
     "streams too close": ("gemmini_ex.sv", "sl_t[sl_last] >= TW'(DIM - 1)", "sl_t[sl_last] >= TW'(DIM - 2)"),
     "shadow reloaded early": ("gemmini_ex.sv", "flip_age >= TW'(2 * DIM - 2)", "flip_age >= TW'(DIM - 1)"),

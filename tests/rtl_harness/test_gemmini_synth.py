@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from rtl_harness.gemmini import SOURCES
+from rtl_harness.gemmini.driver import SOURCES
 
 YOSYS = shutil.which("yosys")
 pytestmark = [pytest.mark.yosys,

@@ -1,10 +1,10 @@
-"""The QKV accelerator RTL (rtl_harness/rtl/qkv) against the functional simulator and the
-reference interpreter, through the ctypes driver (rtl_harness/qkv.py) and the cocotb testbench
-(rtl_harness/tb/qkv_tb.py).
+"""The QKV accelerator RTL (rtl_harness/qkv/hdl) against the functional simulator and the
+reference interpreter, through the ctypes driver (rtl_harness/qkv/driver.py) and the cocotb testbench
+(rtl_harness/qkv/testbench.py).
 
 Every case starts from a random state (HBM, d1, d2 with bf16 edge values) and compares the WHOLE
 memory state afterwards, bit for bit; the one allowed difference is the NaN sign declared in the
-softmax contract (rtl_harness/tb/qkv_cases.py). Figures (cases, cycles) are printed with -s.
+softmax contract (rtl_harness/qkv/cases.py). Figures (cases, cycles) are printed with -s.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from check.backends import get_backend
 from compilers.program import Concrete, read_asm
 from compilers.simulator import SimError, simulate
 from compilers.targets.qkv.encode import QkvEncodeError, decode, encode, field_limit
-from rtl_harness import qkv, verilate
-from rtl_harness.tb import qkv_cases as K
+from rtl_harness import verilate
+from rtl_harness.qkv import driver as qkv
+from rtl_harness.qkv import cases as K
 from semantics.hlo_parser import parse_hlo
 from semantics.interp import evaluate
 from tests.paths import PAPER, SHARED_CORPUS

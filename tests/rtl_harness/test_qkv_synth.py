@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rtl_harness import qkv
+from rtl_harness.qkv import driver as qkv
 
 YOSYS = shutil.which("yosys")
 pytestmark = [pytest.mark.yosys,

@@ -1,5 +1,5 @@
 """The QKV RTL's floating-point units against the reference interpreter, unit by unit
-(rtl_harness/rtl/qkv/qkv_fpu_probe.sv): exp on all 65,536 bf16 inputs, the gemm lanes' FMA, the
+(rtl_harness/qkv/hdl/qkv_fpu_probe.sv): exp on all 65,536 bf16 inputs, the gemm lanes' FMA, the
 softmax row-sum add and the divider on hundreds of thousands of operands aimed at rounding ties,
 cancellation, FTZ/overflow boundaries, signed zeros, infinities and NaNs. Also: the checked-in
 exp table is what the reference gives now.
@@ -14,12 +14,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rtl_harness import qkv, verilate
-from rtl_harness.tb.qkv_cases import EDGE_BF16, random_bf16
+from rtl_harness import verilate
+from rtl_harness.qkv import driver as qkv
+from rtl_harness.qkv.cases import EDGE_BF16, random_bf16
 from semantics.hlo_parser import parse_hlo
 from semantics.interp import evaluate
 
-RTL_DIR = Path(qkv.__file__).resolve().parent / "rtl" / "qkv"
+QKV_DIR = Path(qkv.__file__).resolve().parent
 _NO_RTL = verilate.available()
 
 
@@ -29,7 +30,7 @@ def needs_rtl(test):  # noqa: ANN001, ANN201
 
 
 def _gen() -> object:
-    spec = importlib.util.spec_from_file_location("gen_exp_rom", RTL_DIR / "gen_exp_rom.py")
+    spec = importlib.util.spec_from_file_location("gen_exp_rom", QKV_DIR / "gen_exp_rom.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -38,8 +39,8 @@ def _gen() -> object:
 
 def test_exp_table_is_the_references() -> None:
     gen = _gen()
-    assert (RTL_DIR / "qkv_exp_rom.sv").read_text() == gen.render(), \
-        "qkv_exp_rom.sv is stale: python rtl_harness/rtl/qkv/gen_exp_rom.py"
+    assert (qkv.RTL_DIR / "qkv_exp_rom.sv").read_text() == gen.render(), \
+        "qkv_exp_rom.sv is stale: python rtl_harness/qkv/gen_exp_rom.py"
 
 
 def _ref(text: str, *args: np.ndarray) -> np.ndarray:
@@ -146,7 +147,7 @@ def test_fma_against_reference(probe: qkv.FpuProbe) -> None:
 @needs_rtl
 def test_add_against_reference(probe: qkv.FpuProbe) -> None:
     """bf16 a + b: bit-exact; where both operands are NaN the RTL returns a's (the reference's
-    numpy loop may return either: docs in rtl_harness/tb/qkv_cases.py)."""
+    numpy loop may return either: docs in rtl_harness/qkv/cases.py)."""
     rng = np.random.default_rng(8)
     n = 1 << 18
     a, b = _operands(rng, n)

@@ -11,7 +11,7 @@
 - :mod:`.tiles`: the middle end's blocks, capacities and micro-kernels (``PACKAGE.tiles``).
 
 Backends: ``sim`` (the description's functional simulator), ``stream`` and ``rtl`` (the
-Verilated gemmini_top of rtl_harness/rtl/gemmini). ``accv compile`` writes the command words
+Verilated gemmini_top of rtl_harness/gemmini/hdl). ``accv compile`` writes the command words
 (``.stream``) beside the assembly.
 """
 

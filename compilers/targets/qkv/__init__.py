@@ -1,7 +1,7 @@
 """The QKV accelerator of the Act paper (seed 000 Fig. 3).
 
 - :mod:`.description`: buffers d1/d2, the seven instructions, their contracts and costs, the sizes.
-- :mod:`.encode`: the 64-bit instruction words the RTL (rtl_harness/rtl/qkv) decodes.
+- :mod:`.encode`: the 64-bit instruction words the RTL (rtl_harness/qkv/hdl) decodes.
 
 Backends: ``sim`` (the description's functional simulator) and ``rtl`` (the Verilated qkv_top).
 """

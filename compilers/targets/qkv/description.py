@@ -106,7 +106,7 @@ ENTRY gemm {
         inputs=[("d2", ["addr"], ["n"])], output=("d2", ["addr"], ["n"]),
         cycles="4 * n", doc="y = div(exp(x1), broadcast(reduce(exp(x1))))",
         contract=NumericContract(
-            "exact", doc="bit-exact: the simulator evaluates g_theta; the RTL (rtl_harness/rtl/qkv) has an exp "
+            "exact", doc="bit-exact: the simulator evaluates g_theta; the RTL (rtl_harness/qkv/hdl) has an exp "
                          "table generated from the reference, the reference's bf16 row sum order and an exact "
                          "divider. One declared difference: the SIGN of a NaN output (0x7fc0 vs 0xffc0) in a row "
                          "whose input holds NaNs of both signs, at an element whose own input is not NaN: the "

@@ -1,6 +1,6 @@
 """QKV's instruction words: the 64-bit word of each concrete instruction, and back.
 
-The word format is the one the RTL decodes (rtl_harness/rtl/qkv/qkv_top.sv documents it): the
+The word format is the one the RTL decodes (rtl_harness/qkv/hdl/qkv_top.sv documents it): the
 opcode in bits [2:0], then four fields ``n`` [10:3], ``a`` [30:11], ``b`` [50:31], ``c`` [57:51];
 :data:`FIELDS` says which attribute of each instruction goes into which field. A value that fits
 its field but breaks the ISA's bounds is encoded (the RTL rejects it with ``err``, as the
