@@ -207,21 +207,14 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
 
             coverage.stop()
     if cov is not None:
-        res.rtl_coverage = rtl_coverage.record(store.db, cid, Path(cov))
+        res.rtl_coverage = rtl_coverage.record(store, cid, Path(cov))
     finished = args.cases is not None and len(store.done(cid)) >= total  # type: ignore[operator]
     if finished or args.minutes is not None:
         store.finish_campaign(cid)
-    res.counts = _counts(store, cid)
+    res.counts = store.counts(cid)
     res.seconds = time.monotonic() - t0
     store.close()
     return res
-
-
-def _counts(store: Store, cid: int) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for (o, n) in store.db.execute("SELECT outcome, COUNT(*) FROM cases WHERE campaign = ? GROUP BY outcome", (cid,)):
-        out[o] = int(n)
-    return out
 
 
 def _bar(on: bool, total: int | None, initial: int):  # noqa: ANN202
@@ -319,13 +312,8 @@ def _run_dask(args: CampaignArgs, todo: Iterator[CaseSpec], scheduler: str, dead
 def report_lines(db: str | Path, campaign: int) -> list[str]:
     """A short summary of one campaign: counts per target and outcome, buckets."""
     store = Store(db)
-    rows = store.db.execute("SELECT target, outcome, COUNT(*) FROM cases WHERE campaign = ? GROUP BY target, outcome "
-                            "ORDER BY target, outcome", (campaign,)).fetchall()
-    per: dict[str, dict[str, int]] = {}
-    for t, o, n in rows:
-        per.setdefault(t, {})[o] = int(n)
-    lines = [f"{t}: " + ", ".join(f"{n} {o}" for o, n in sorted(c.items())) for t, c in per.items()]
-    for design, kinds in rtl_coverage.read(store.db, campaign).items():
+    lines = [f"{t}: " + ", ".join(f"{n} {o}" for o, n in c.items()) for t, c in store.outcome_counts(campaign).items()]
+    for design, kinds in store.rtl_coverage(campaign).items():
         lines.append(f"RTL coverage {design}: " + ", ".join(f"{k} {c}/{t} ({c / max(t, 1):.1%})"
                                                          for k, (c, t) in kinds.items()))
     for b in store.buckets(store.bucket_signatures(campaign)):

@@ -1,25 +1,16 @@
 """The campaign database: SQLite in WAL mode, written by one process (the campaign's coordinator).
 
-Tables:
+The schema and the outcome vocabulary are :mod:`fuzz.schema`'s; the report's aggregate reads are
+:class:`fuzz.aggregates.Aggregates`'s, which :class:`Store` inherits. Nothing outside this package
+reads the database but through a :class:`Store`.
 
-- ``campaigns``: one row per campaign (``id``, the canonical ``args`` JSON, ``seed``, ``started``,
-  ``finished``). A campaign started again with the same args on the same database gets the same
-  row back (:meth:`Store.open_campaign`) while it is unfinished: that is the resume.
-- ``cases``: one row per (campaign, target, seed), written once, when the case is complete
-  (``INSERT ... ON CONFLICT DO NOTHING``): a process killed mid-case leaves no row for it, and a
-  resumed campaign runs exactly the seeds without a row. Columns: generator, graph HLO text,
-  outcome (pass, unsupported, degenerate, mismatch, compile-crash, backend-crash, timeout, crash,
-  gen-error), stage, symptom, reason, timings JSON (gen, compile and its M1-M6 breakdown, each
-  backend), cycles JSON, the share of finite non-constant output elements of the ``scaled`` set
-  (``informative``) and of every set (``informative_sets`` JSON), coverage JSON (operators, dtypes,
-  instructions), bucket signature, ``done`` (the time the row was written: the report's cases per
-  minute), and the oracles not run with the reason (``skipped`` JSON, e.g.
-  ``{"xla": "XLA oracle unavailable: cannot import jax ..."}``).
-
-A database written before a column existed is migrated when opened (:data:`_ADDED_COLUMNS`: the
-column is added, NULL in the old rows, which read back as empty); old rows stay readable.
-- ``buckets``: one row per failure signature (first campaign and case seen, reproducer folder, replay
-  command).
+A campaign started again with the same args on the same database gets the same ``campaigns`` row
+back (:meth:`Store.open_campaign`) while it is unfinished: that is the resume. A case row is
+written once, when the case is complete (``INSERT ... ON CONFLICT DO NOTHING``): a process killed
+mid-case leaves no row for it, and a resumed campaign runs exactly the seeds without a row. A
+database written before a column existed is migrated when opened for writing
+(:data:`fuzz.schema.ADDED_COLUMNS`: the column is added, NULL in the old rows, which read back as
+empty); old rows stay readable.
 """
 
 from __future__ import annotations
@@ -32,53 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from check.verdict import FAILURES, OUTCOMES, Verdict
+from check.verdict import Verdict
+from semantics.errors import AccvError
 
-__all__ = ["Case", "Store", "OUTCOMES", "FAILURES"]
+from .aggregates import Aggregates
+from .schema import ADDED_COLUMNS, FAILURES, OUTCOMES, REQUIRED_TABLES, RTL_COVERAGE_SCHEMA, SCHEMA
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS campaigns (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    args TEXT NOT NULL,
-    seed INTEGER NOT NULL,
-    started REAL NOT NULL,
-    finished REAL
-);
-CREATE TABLE IF NOT EXISTS cases (
-    campaign INTEGER NOT NULL REFERENCES campaigns(id),
-    target TEXT NOT NULL,
-    seed INTEGER NOT NULL,
-    generator TEXT NOT NULL,
-    graph TEXT,
-    outcome TEXT NOT NULL,
-    stage TEXT,
-    symptom TEXT,
-    reason TEXT,
-    timings TEXT,
-    cycles TEXT,
-    informative REAL,
-    coverage TEXT,
-    bucket TEXT,
-    done REAL,
-    informative_sets TEXT,
-    skipped TEXT,
-    PRIMARY KEY (campaign, target, seed)
-);
-CREATE TABLE IF NOT EXISTS buckets (
-    signature TEXT PRIMARY KEY,
-    campaign INTEGER NOT NULL,
-    target TEXT NOT NULL,
-    seed INTEGER NOT NULL,
-    first_seen REAL NOT NULL,
-    reproducer TEXT,
-    replay TEXT
-);
-"""
+__all__ = ["Case", "Store", "StoreError", "OUTCOMES", "FAILURES"]
 
-#: columns of ``cases`` added after its first release, with their declarations: a database without
-#: one gets it (ALTER TABLE ... ADD COLUMN) when a Store opens it
-_ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("informative", "REAL"), ("informative_sets", "TEXT"),
-                                               ("skipped", "TEXT"), ("done", "REAL"))
+
+class StoreError(AccvError):
+    """A database that cannot be read as a campaign database (missing, not SQLite, tables missing)."""
 
 
 @dataclass
@@ -110,27 +65,54 @@ class Case:
         return cls(d["target"], d["seed"], d["generator"], Verdict.from_stored(d["verdict"]), d.get("graph"))
 
 
-class Store:
-    """The database at ``path`` (created with its tables when missing)."""
+class Store(Aggregates):
+    """The database at ``path``: created with its tables when missing, or with ``read_only`` opened
+    as it is (never written, never migrated; :class:`StoreError` when it is not a campaign database)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
+        if read_only:
+            self.db = self._open_read_only(self.path)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
+        self.db.executescript(SCHEMA)
         self._migrate()
 
+    @staticmethod
+    def _open_read_only(path: Path) -> sqlite3.Connection:
+        if not path.is_file():
+            raise StoreError(f"{path}: no such file")
+        db = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+        try:
+            names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as e:
+            db.close()
+            raise StoreError(f"{path}: not an SQLite database ({e})") from None
+        if not set(REQUIRED_TABLES) <= names:
+            db.close()
+            raise StoreError(f"{path}: not a campaign database (tables {', '.join(REQUIRED_TABLES[:-1])} and "
+                             f"{REQUIRED_TABLES[-1]} expected)")
+        return db
+
     def _migrate(self) -> None:
-        """Add the columns of :data:`_ADDED_COLUMNS` an older database lacks."""
+        """Add the columns of :data:`fuzz.schema.ADDED_COLUMNS` an older database lacks."""
         have = {r[1] for r in self.db.execute("PRAGMA table_info(cases)")}
-        for name, decl in _ADDED_COLUMNS:
+        for name, decl in ADDED_COLUMNS:
             if name not in have:
                 self.db.execute(f"ALTER TABLE cases ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- campaigns ---------------------------------------------------------------------------------
     def open_campaign(self, args: dict[str, Any], seed: int) -> tuple[int, bool]:
@@ -187,6 +169,17 @@ class Store:
                                       json.loads(isets or "{}"), json.loads(cov or "{}"), json.loads(sk or "{}")), gr)
                 for t, s, g, gr, o, st, sy, r, ti, cy, inf, cov, isets, sk in rows]
 
+    def counts(self, campaign: int) -> dict[str, int]:
+        """outcome -> cases of ``campaign``."""
+        return {o: int(n) for o, n in self.db.execute("SELECT outcome, COUNT(*) FROM cases WHERE campaign = ? "
+                                                     "GROUP BY outcome", (campaign,))}
+
+    def case_graph(self, campaign: int, target: str, seed: int) -> str | None:
+        """The HLO text of one case's graph (None when the case or its graph is not stored)."""
+        row = self.db.execute("SELECT graph FROM cases WHERE campaign = ? AND target = ? AND seed = ?",
+                              (campaign, target, seed)).fetchone()
+        return row[0] if row and row[0] else None
+
     def bucket_signatures(self, campaign: int) -> set[str]:
         return {b for (b,) in self.db.execute("SELECT DISTINCT bucket FROM cases WHERE campaign = ? AND bucket IS NOT "
                                                "NULL", (campaign,))}
@@ -207,3 +200,28 @@ class Store:
         keys = ("signature", "campaign", "target", "seed", "first_seen", "reproducer", "replay")
         want = set(signatures) if signatures is not None else None
         return [dict(zip(keys, r, strict=True)) for r in rows if want is None or r[0] in want]
+
+    # -- RTL coverage -------------------------------------------------------------------------------
+    def put_rtl_coverage(self, campaign: int, figures: dict[str, dict[str, tuple[int, int]]],
+                         files: dict[str, int]) -> None:
+        """Store ``campaign``'s figure, design -> kind -> (covered, total), with the number of per-process
+        files merged per design (replacing an earlier figure of the same campaign and design)."""
+        self.db.executescript(RTL_COVERAGE_SCHEMA)
+        with self.db:
+            for design, kinds in figures.items():
+                for kind, (covered, total) in kinds.items():
+                    self.db.execute("INSERT INTO rtl_coverage (campaign, design, kind, covered, total, files) "
+                                    "VALUES (?,?,?,?,?,?) ON CONFLICT(campaign, design, kind) DO UPDATE SET "
+                                    "covered = excluded.covered, total = excluded.total, files = excluded.files",
+                                    (campaign, design, kind, covered, total, files[design]))
+
+    def rtl_coverage(self, campaign: int) -> dict[str, dict[str, tuple[int, int]]]:
+        """The stored figure of ``campaign``: design -> kind -> (covered, total) ({} when none)."""
+        if self.rtl_coverage_table(campaign) is None:
+            return {}
+        out: dict[str, dict[str, tuple[int, int]]] = {}
+        for design, kind, covered, total in self.db.execute(
+                "SELECT design, kind, covered, total FROM rtl_coverage WHERE campaign = ? ORDER BY design, kind",
+                (campaign,)):
+            out.setdefault(design, {})[kind] = (int(covered), int(total))
+        return out

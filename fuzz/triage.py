@@ -37,11 +37,10 @@ def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs
         for b in store.buckets(store.bucket_signatures(campaign)):
             if b["reproducer"]:
                 continue
-            row = store.db.execute("SELECT graph FROM cases WHERE campaign = ? AND target = ? AND seed = ?",
-                                   (b["campaign"], b["target"], b["seed"])).fetchone()
-            if not row or not row[0]:
+            graph = store.case_graph(b["campaign"], b["target"], b["seed"])
+            if graph is None:
                 continue
-            args = (b["target"], row[0], backends, int(b["seed"]), proofs, budget_s)
+            args = (b["target"], graph, backends, int(b["seed"]), proofs, budget_s)
             red: Reduced | None
             try:
                 if in_process:
@@ -54,7 +53,7 @@ def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs
             except Exception:  # noqa: BLE001 - the reduction itself hung or died: keep the whole graph
                 red = None
             if red is None:
-                g = parse_hlo(row[0])
+                g = parse_hlo(graph)
                 red = Reduced(g, Verdict("unknown", reason=b["signature"]), operator_count(g), operator_count(g), 0, 0.0)
             folder = reproducer_dir(db, b["signature"])
             cmd = write_reduced(folder, b["target"], red, int(b["seed"]), b["signature"])

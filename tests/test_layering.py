@@ -5,6 +5,7 @@ them; and benchmarks and scripts import the library, never ``tests/``."""
 from __future__ import annotations
 
 import ast
+import re
 import os
 import subprocess
 import sys
@@ -46,3 +47,17 @@ def test_benchmarks_and_scripts_do_not_import_tests(folder: str) -> None:
     bad = {str(p.relative_to(REPO)): sorted(m for m in _imported_modules(p) if m == "tests" or m.startswith("tests."))
            for p in files}
     assert not {k: v for k, v in bad.items() if v}, "import the library (e.g. fuzz/), not tests/"
+
+
+#: the modules that read or write the campaign database's tables
+_STORE_MODULES = {"fuzz/store.py", "fuzz/aggregates.py", "fuzz/schema.py"}
+_TABLE_SQL = re.compile(r"\b(FROM|INTO|UPDATE|TABLE(?: IF NOT EXISTS)?|JOIN)\s+(campaigns|cases|buckets|rtl_coverage)\b")
+
+
+def test_the_campaign_database_is_read_through_the_store() -> None:
+    """SQL on the campaign database's tables appears only in fuzz/store.py, fuzz/aggregates.py and
+    fuzz/schema.py: the rest of the library (the campaign, triage, reports, the CLI) calls Store methods."""
+    packages = ("accv", "check", "compilers", "fuzz", "reports", "rtl_harness", "rewrite_rules", "semantics", "verif")
+    hits = sorted(str(p.relative_to(REPO)) for pkg in packages for p in (REPO / pkg).rglob("*.py")
+                  if str(p.relative_to(REPO)) not in _STORE_MODULES and _TABLE_SQL.search(p.read_text()))
+    assert not hits, f"SQL on the campaign tables outside the store: {hits}"

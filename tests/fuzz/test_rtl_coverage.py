@@ -5,12 +5,11 @@ program with instructions)."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from fuzz import rtl_coverage
 from fuzz.campaign import CampaignArgs, run_campaign
+from fuzz.store import Store
 from rtl_harness import coverage, verilate
 
 from .conftest import need
@@ -51,8 +50,8 @@ def test_rtl_campaign_records_coverage(db):
     for kind in ("line", "toggle"):
         covered, total = fig[kind]
         assert 0 < covered < total, (kind, covered, total)
-    with sqlite3.connect(db) as c:
-        assert rtl_coverage.read(c, res.campaign) == {target: fig}
+    with Store(db, read_only=True) as store:
+        assert store.rtl_coverage(res.campaign) == {target: fig}
     folder = rtl_coverage.folder(db, res.campaign)
     assert (folder / f"{target}.dat").is_file()          # the merged file verilator_coverage reads
     assert coverage.summary(coverage.read_dat(folder / f"{target}.dat")) == fig
