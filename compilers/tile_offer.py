@@ -56,6 +56,8 @@ class TileOffer:
     ``blocked_sum`` / ``sum_bound`` (float offers): the numpy model of the f32 result the tiled
     program computes, bit for bit (``blocked_sum(a, b)``), and the declared bound of its distance to
     the reference's dot (``sum_bound(a, b, ref)``: a :class:`semantics.compare.Bound`).
+    ``max_stride``: the largest HBM row stride, in bytes, a kernel's stride flag may take (the
+    description's stride domain; None: any); a layer whose rows are further apart exits 3 naming it.
     """
 
     block: tuple[int, int, int]
@@ -81,6 +83,7 @@ class TileOffer:
     others: tuple[TileOffer, ...] = ()
     blocked_sum: Callable[[Any, Any], Any] | None = None
     sum_bound: Callable[[Any, Any, Any], Any] | None = None
+    max_stride: int | None = None
 
     def for_dtype(self, dtype: str) -> TileOffer | None:
         """This offer or the one of ``others`` that tiles operands of ``dtype``, else None."""

@@ -53,7 +53,7 @@ from semantics.types import TensorType
 
 from ..program import Concrete, Placement, Program
 from .gemm import Tail, _dtype, _param, add_tail, tail_of
-from .schedule import ALIGN, MicroKernels, TileError, TileTarget
+from .schedule import ALIGN, MicroKernels, TileError, TileTarget, check_strides
 from .tiled import add_tile_tail, scale_bits, tiles
 
 __all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_graph", "conv_fits"]
@@ -255,8 +255,7 @@ def _plan(cv: Conv, t: TileTarget, hbm_size: int) -> ConvPlan:
             raise TileError(f"the store path cannot scale by {cv.tail.scale!r} "
                             f"(f32 bits {scale_bits(cv.tail.scale):#010x}): {why}")  # type: ignore[arg-type]
     ob = 4 if cv.tail.raw else 1
-    if cv.stride[1] * cv.c > 4096 or cv.o * ob > 4096:
-        raise TileError(f"a row stride of {max(cv.stride[1] * cv.c, cv.o * ob)} bytes is more than a move's 4096")
+    check_strides(t, {"input window": cv.stride[1] * cv.c, "output": cv.o * ob, "weight": cv.o})
     qt, nt = -(-cv.c // bk), -(-cv.o // bn)
     if nt > t.acc_blocks:
         raise TileError(f"{cv.o} output channels need {nt} accumulator blocks, the target has {t.acc_blocks}")

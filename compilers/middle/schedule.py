@@ -64,7 +64,7 @@ from ..tile_offer import TileOffer
 from .gemm import Gemm
 from .tiled import scale_bits, tiles
 
-__all__ = ["TileError", "TileTarget", "MicroKernels", "Plan", "plan", "tile_program", "ALIGN"]
+__all__ = ["TileError", "TileTarget", "MicroKernels", "Plan", "plan", "check_strides", "tile_program", "ALIGN"]
 
 ALIGN = 64          # HBM placements start on 64-byte boundaries, the first at ALIGN (never address 0)
 
@@ -162,6 +162,16 @@ def _layout_ok(t: object, want: str) -> bool:
     return have == want or (have in ("", "{1,0}") and want in ("", "{1,0}"))
 
 
+def check_strides(t: TileTarget, strides: dict[str, int]) -> None:
+    """Raise :class:`TileError` when a row stride (``what -> bytes``) is past the offer's ``max_stride``."""
+    if t.max_stride is None:
+        return
+    what, worst = max(strides.items(), key=lambda kv: kv[1])
+    if worst > t.max_stride:
+        raise TileError(f"the {what} row stride of {worst} bytes is more than a move's {t.max_stride} "
+                        f"(the target's stride domain)")
+
+
 def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
     """Chunking and placement for ``g`` on ``t`` (raises :class:`TileError` when it cannot fit)."""
     bm, bk, bn = t.block
@@ -207,6 +217,8 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
         a_pitch, bp_pitch = kt * bk, nt * bn * gb
         a_view, end = (end, a_pitch), _align(end + mt * bm * a_pitch)
         b_view, end = (end, bp_pitch), _align(end + kt * (bk // gb) * bp_pitch)
+    check_strides(t, {"A": max(kb, a_view[1]), "B": max(b_pitch, b_view[1]),
+                      "output": g.n * (4 if g.tail.raw else 1)})
     nconst = len(t.constants(g.tail))
     if nconst:
         consts_at, end = end, _align(end + nconst)

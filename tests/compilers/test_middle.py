@@ -108,6 +108,18 @@ def test_a_scale_outside_the_store_paths_domain_exits_3() -> None:
         compile(_layer(32, 32, 32, False, (0.3, False)), acc)
 
 
+@pytest.mark.parametrize(("k", "n", "scale", "what"), [(5000, 16, 1.0, "A"), (32, 4100, 1.0, "B"),
+                                                       (32, 2000, None, "output")])
+def test_rows_further_apart_than_a_moves_stride_domain_exit_3(k: int, n: int, scale: float | None, what: str) -> None:
+    """Gemmini's moves take a row stride of 1..4096 bytes (the description's domain, the offer's
+    max_stride): a layer whose A, B or raw s32 output rows are further apart exits 3 naming that stride,
+    never a program the simulator refuses."""
+    acc = load_target("gemmini")
+    with pytest.raises(Unsupported, match=rf"the {what} row stride of \d+ bytes is more than a move's 4096"):
+        compile(_layer(16, k, n, False, (scale, False)), acc)
+    assert compile(_layer(16, 4096, 16, False, (1.0, False)), acc).program.instructions
+
+
 def test_the_papers_one_block_gemm_stays_acts() -> None:
     acc = load_target("gemmini")
     graph = parse_file(PAPER / "gemmini_gemm.hlo")

@@ -111,6 +111,13 @@ def test_a_scale_outside_the_store_paths_domain_exits_3() -> None:
         compile(_conv(1, 5, 3, 4, (3, 1), 1, False, (0.3, False)), load_target("gemmini"))
 
 
+def test_an_input_window_stride_past_the_stride_domain_exits_3() -> None:
+    """The A block of a tap is one strided move of the input row (stride x C bytes apart): past the
+    description's 4096 the compile exits 3 naming that stride."""
+    with pytest.raises(Unsupported, match=r"the input window row stride of 4200 bytes is more than a move's 4096"):
+        compile(_conv(1, 5, 2100, 16, (1, 0), 2, False, (1.0, False)), load_target("gemmini"))
+
+
 def test_other_targets_leave_convolutions_to_act() -> None:
     assert compile_tiled(_conv(1, 5, 3, 4, (3, 1), 1, False, (1.0, False)), load_target("amx")) is None
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from ...program import Concrete
 from ...tile_offer import TileOffer
-from .description import ACC_ROWS, DIM, ONE, SCALES, SPAD_ROWS, f32_bits
+from .description import ACC_ROWS, DIM, ONE, SCALES, SPAD_ROWS, STRIDES, f32_bits
 
 __all__ = ["TILES"]
 
@@ -77,4 +77,4 @@ TILES = TileOffer(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_bl
                    scale_ok=_scale_ok, layouts=("", ""), one_block_to_act=True, b_group=1, scratch_bytes=0,
                    operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
                    prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul,
-                   store=_store, overlap=True)
+                   store=_store, overlap=True, max_stride=max(STRIDES))
