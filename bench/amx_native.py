@@ -272,16 +272,24 @@ def verdict(rec: dict, mode: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    mode = ap.add_mutually_exclusive_group(required=True)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 epilog="--bundle DIR alone writes the bundle; with --run or --judge it names it.")
+    mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--judge", type=Path, metavar="OUT", help="judge a run.py results folder (needs the project)")
     mode.add_argument("--run", type=Path, metavar="OUT", help="run --bundle's run.py here into OUT")
-    ap.add_argument("--bundle", type=Path, metavar="DIR", default=None, help="the bundle (default build/amx_native)")
+    ap.add_argument("--bundle", type=Path, metavar="DIR", default=None,
+                    help="the bundle to write, or to run or judge (default build/amx_native)")
+    ap.add_argument("--small", action="store_true", help="writing: two layers and two programs only")
+    ap.add_argument("--no-programs", action="store_true", help="writing: the tiled layers only")
     ap.add_argument("--json", type=Path, help="with --judge: results JSON (default bench/results/amx_native.json)")
     args = ap.parse_args(argv)
     d = args.bundle or ROOT / "build" / "amx_native"
     if args.run:
         return subprocess.run([sys.executable, str(d / "run.py"), str(args.run), "--dir", str(d)]).returncode
+    if args.judge is None:
+        if args.bundle is None:
+            ap.error("give --bundle DIR (write a bundle), --run OUT or --judge OUT")
+        return _write_bundle(d, args.small, not args.no_programs)
     res = judge_runs(d, args.judge)
     print(f"{res['date']}, {res['cpu']}, {res['gcc']}: " + ("native and emulated" if res["native"]
                                                             else f"emulated only ({res['why_not_native']})"))
@@ -302,24 +310,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if good == len(res["runs"]) else 1
 
 
-def cli(argv: list[str] | None = None) -> int:
-    """``--bundle DIR`` alone writes the bundle; with ``--judge`` / ``--run`` it names it."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "--judge" in args or "--run" in args:
-        return main(args)
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bundle", type=Path, required=True, metavar="DIR", help="write the bundle into DIR")
-    ap.add_argument("--small", action="store_true", help="two layers and two programs only")
-    ap.add_argument("--no-programs", action="store_true", help="the tiled layers only")
-    a = ap.parse_args(args)
+def _write_bundle(d: Path, small: bool, programs: bool) -> int:
     t0 = time.perf_counter()
-    manifest = bundle(a.bundle, a.small, not a.no_programs)
-    size = sum(p.stat().st_size for p in a.bundle.rglob("*") if p.is_file())
-    print(f"{len(manifest['runs'])} programs in {a.bundle} ({size / 2 ** 20:.1f} MiB, {time.perf_counter() - t0:.0f} s); "
-          f"on an AMX host: python3 {a.bundle}/run.py OUT, then here: python bench/amx_native.py --judge OUT "
-          f"--bundle {a.bundle}")
+    manifest = bundle(d, small, programs)
+    size = sum(p.stat().st_size for p in d.rglob("*") if p.is_file())
+    print(f"{len(manifest['runs'])} programs in {d} ({size / 2 ** 20:.1f} MiB, {time.perf_counter() - t0:.0f} s); "
+          f"on an AMX host: python3 {d}/run.py OUT, then here: python bench/amx_native.py --judge OUT --bundle {d}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(cli())
+    raise SystemExit(main())

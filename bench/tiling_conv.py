@@ -11,7 +11,7 @@ bit for bit on the simulator, and RTL cycles for one layer.
 - ``rtl``: one 3x3 'SAME' layer on the Verilated Gemmini-ISA RTL: measured cycles, utilization
   = MACs / (cycles x DIM^2), the description's estimate, the outputs compared with the reference.
 
-Prints the table and writes JSON (docs/compiler.md's *Tiling* conv table reads it).
+Prints the table and writes JSON (docs/middle.md's conv table reads it).
 """
 
 from __future__ import annotations

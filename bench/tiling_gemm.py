@@ -15,7 +15,7 @@ simulator, the quantized linear layer, and Gemmini RTL cycles with the array's u
   (cycles x DIM^2), the description's estimate, compile time, instructions and RoCC commands,
   the RTL's outputs compared with the reference.
 
-Prints the tables and writes JSON (docs/compiler.md's *Tiling* tables read it).
+Prints the tables and writes JSON (docs/middle.md's tables read it).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ the declared bound (compilers/targets/amx/bf16_sum.py).
   checks on the simulator, and on the emulated C for the first two (gcc -O2 takes many minutes
   on the last one's 23,040 straight-line intrinsics on this machine).
 
-Prints the rows and writes JSON (docs/compiler.md's *Tiling* table ``tiling_bf16`` reads it).
+Prints the rows and writes JSON (docs/middle.md's table ``tiling_bf16`` reads it).
 """
 
 from __future__ import annotations

@@ -19,10 +19,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from compilers.program import Program, print_asm, read_asm
 from semantics.errors import AccvError
 from semantics.graph import Graph
-
-from compilers.program import Program, print_asm, read_asm
 
 __all__ = ["PAPER", "KERNELS", "RANDOM", "names", "graph", "compile_set", "load_set"]
 

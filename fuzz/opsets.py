@@ -3,7 +3,8 @@
 Each list restricts :func:`semantics.gen.random_graph` to what one target's compiler is meant to
 handle: the opcodes it draws steps from and the element types the graph may use. These are the
 one definition; ``tests/compilers/test_act_random.py`` (fixed seeds on every test run),
-``bench/random_campaign.py`` (``--target T --ops N``) and ``scripts/native_amx_bundle.py`` use them.
+``bench/random_campaign.py`` (``--target T --ops N``) and the AMX program set
+(:mod:`fuzz.amx_programs`) use them.
 A list's number is the ``N`` of ``(target, N)`` in :data:`OPSETS`; a later list of a target adds
 operators to (or replaces) the earlier one's, to reach further into the compiler.
 

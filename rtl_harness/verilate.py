@@ -220,8 +220,12 @@ def cocotb_run(top: str, sources: Sequence[Path], params: Mapping[str, int], tes
         with _locked(build_dir):
             runner.build(sources=sources, hdl_toplevel=top, parameters=dict(params), build_dir=build_dir,
                          build_args=args, always=False)
+        # the testbench runs in test_dir (the design's package): its compiles keep this process's caches
+        # (build/gen, build/proofs under the working directory) rather than writing into the source tree
+        caches = {"ACCV_GEN_CACHE": os.environ.get("ACCV_GEN_CACHE") or str(Path.cwd() / "build" / "gen"),
+                  "ACCV_PROOF_CACHE": os.environ.get("ACCV_PROOF_CACHE") or str(Path.cwd() / "build" / "proofs")}
         results = runner.test(hdl_toplevel=top, test_module=test_module, test_dir=str(test_dir),
-                              build_dir=build_dir, testcase=testcase, extra_env=dict(extra_env or {}),
+                              build_dir=build_dir, testcase=testcase, extra_env=caches | dict(extra_env or {}),
                               results_xml=str(build_dir / f"results-{test_module}.xml"))
     finally:
         for k, v in old.items():

@@ -5,8 +5,8 @@ them; and benchmarks and scripts import the library, never ``tests/``."""
 from __future__ import annotations
 
 import ast
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path

@@ -1,5 +1,5 @@
 """Tiling with the identity instructions slice^H and concat^H (seed 000 §5.2.3): Act's
-completeness fallback when the e-graph has no pii graph (docs/compiler.md, the "tiling" row).
+completeness fallback when the e-graph has no pii graph (docs/compiler.md, the "phase 1: tiling" row).
 
 The package, one job per module:
 
