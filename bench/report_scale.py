@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._meta import RESULTS, run_meta  # noqa: E402
+from check.verdict import signature  # noqa: E402
 from fuzz.store import Store  # noqa: E402
 
 __all__ = ["synthesize", "main"]
@@ -153,7 +154,7 @@ def synthesize(path: str | Path, cases: int = 300_000, campaigns: int = 7, seed:
                 stage, symptom = _signature(rng, target, outcome, k)
                 reason = (f"input set scaled: {symptom}: first difference at output 0 index (1, {k % 4}): 12 != 13"
                           if outcome == "mismatch" else f"{symptom}: synthetic failure {k}")
-                bucket = f"{target} | {outcome} | {stage} | {symptom}"
+                bucket = signature(target, outcome, stage, symptom)
                 buckets.setdefault(bucket, (target, c * 100_000 + i, done))
             timings["total"] = round(sum(v for key, v in timings.items() if "." not in key), 6)
             graph = None if outcome == "gen-error" else _graph(rng, i)

@@ -50,7 +50,7 @@ def write_reproducer(folder: Path, target: str, graph: Graph, verdict: Verdict, 
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     backend, xs = verdict.backend, verdict.inputs
-    signature = signature or verdict.signature(target) or f"{target} | {verdict.outcome}"
+    signature = signature or verdict.signature(target)      # None for a verdict that is not a failure
     header = format_header(targets=[target], backends=[backend] if backend else [],
                            inputs=[f"input{k}.npy" for k in range(len(xs))] if xs is not None else [])
     (folder / "kernel.hlo").write_text(header + print_hlo(graph))
@@ -71,7 +71,7 @@ def write_reproducer(folder: Path, target: str, graph: Graph, verdict: Verdict, 
     files = ", ".join(f for f in ("kernel.hlo", "input<k>.npy", "expected<k>.npy", "actual<k>.npy", "program.asm")
                       if any(folder.glob(f.replace("<k>", "*"))))
     (folder / "README.md").write_text(
-        f"# {signature}\n\n{verdict.reason}{what}\n\nFiles: {files}. Replay (exits 1 while the failure is there, 0 once "
+        f"# {signature or f'{target}: {verdict.outcome}'}\n\n{verdict.reason}{what}\n\nFiles: {files}. Replay (exits 1 while the failure is there, 0 once "
         f"it is gone):\n\n    {cmd}\n")
     return cmd
 
