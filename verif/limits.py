@@ -12,6 +12,9 @@ UNKNOWN gives for a query that ran out.
   units a CPU second on these queries, so the limit is about the 20 s the wall timeout used to
   give an idle machine; the largest query that answered in the 40-rule sample
   (``bench/prove_library.py --sample 40 --rlimit 0``) used 6.5 million.
+  A query that runs out is asked once more in a fresh z3 context (:func:`check_fresh`, with a
+  quarter of the limit): z3's search depends on the context's history, so a long-running process
+  can exhaust the limit on a query a fresh one answers cheaply; only an *unsat* there is taken.
 - **wall timeout** (seconds): a safety stop only, well above what the rlimit takes on an idle
   machine. A query stopped by it says so ("wall-clock safety stop"), the one verdict that still
   depends on the machine's load.
@@ -25,10 +28,14 @@ from dataclasses import dataclass
 
 import z3
 
-__all__ = ["Limits", "RLIMIT", "TIMEOUT_S", "solver", "check", "why_unknown", "USAGE"]
+__all__ = ["Limits", "RLIMIT", "TIMEOUT_S", "solver", "check", "check_fresh", "why_unknown", "USAGE"]
 
 #: z3 resource units per query (about 20 s of one core for the bit-vector/float queries here)
 RLIMIT = 60_000_000
+#: the retry in a fresh context gets rlimit / FRESH_SHARE: enough for a query the context's history
+#: made hard (the pad/reverse proof that ran out after hundreds of others takes 0.9 million units
+#: fresh), a quarter of the cost for one that is hard anyway (and then falls back to bounded proofs)
+FRESH_SHARE = 4
 #: the wall-clock safety stop per query, seconds
 TIMEOUT_S = 120.0
 
@@ -53,8 +60,10 @@ def solver(lim: Limits, timeout_s: float | None = None) -> z3.Solver:
     s = z3.Solver()
     t = lim.timeout_s if timeout_s is None else min(timeout_s, lim.timeout_s)
     s.set("timeout", max(1, int(t * 1000)))
+    s.accv_timeout_s = t        # type: ignore[attr-defined]
     if lim.rlimit:
         s.set("rlimit", lim.rlimit)
+        s.accv_rlimit = lim.rlimit   # type: ignore[attr-defined]
     return s
 
 
@@ -66,9 +75,7 @@ def _count(s: z3.Solver) -> int:
         return 0
 
 
-def check(s: z3.Solver) -> z3.CheckSatResult:
-    """``s.check()``; the rlimit it used is kept on the solver (for :func:`why_unknown`) and
-    recorded where :data:`USAGE` is a list."""
+def _check_once(s: z3.Solver) -> z3.CheckSatResult:
     before = _count(s)
     r = s.check()
     used = _count(s) - before
@@ -76,6 +83,38 @@ def check(s: z3.Solver) -> z3.CheckSatResult:
     if USAGE is not None:
         USAGE.append((used, str(r)))
     return r
+
+
+def check(s: z3.Solver) -> z3.CheckSatResult:
+    """``s.check()``; the rlimit it used is kept on the solver (for :func:`why_unknown`) and
+    recorded where :data:`USAGE` is a list. A query that ran out of rlimit is asked once more in a
+    fresh context (:func:`check_fresh`), and its *unsat* there is the answer."""
+    r = _check_once(s)
+    rlimit = getattr(s, "accv_rlimit", 0)
+    ran_out = rlimit and ("resource limit" in s.reason_unknown() or s.accv_rlimit_used >= rlimit)  # type: ignore[attr-defined]
+    if r == z3.unknown and ran_out:
+        retry = Limits(rlimit=rlimit // FRESH_SHARE, timeout_s=getattr(s, "accv_timeout_s", TIMEOUT_S))
+        if check_fresh(s, retry) == z3.unsat:
+            return z3.unsat
+    return r
+
+
+def check_fresh(s: z3.Solver, lim: Limits) -> z3.CheckSatResult:
+    """``s``'s assertions asked again in a fresh z3 context, under the same limits.
+
+    z3's search depends on the context's history (the order its terms were created in, what it
+    learned and simplified before), so in a process that has already run many proofs a query can
+    exhaust the rlimit that the same query, asked in a fresh process, answers with a few percent of
+    it. :func:`check` asks again this way once where a query ran out of rlimit: an *unsat* here is
+    the same answer (the assertions are translated, not changed); anything else leaves the query's
+    own answer, unknown."""
+    ctx = z3.Context()
+    fresh = z3.Solver(ctx=ctx)
+    fresh.set("timeout", max(1, int(lim.timeout_s * 1000)))
+    if lim.rlimit:
+        fresh.set("rlimit", lim.rlimit)
+    fresh.add(*[a.translate(ctx) for a in s.assertions()])
+    return _check_once(fresh)
 
 
 def why_unknown(s: z3.Solver, lim: Limits) -> str:

@@ -253,3 +253,26 @@ def test_cli_unknown_rule_is_exit_2_one_line(cache_dir: Path, capsys: pytest.Cap
     assert len(cap.err.strip().splitlines()) == 1
     assert "no rule, family or file named 'no such rule => nothing'" in cap.err
     assert not cache_dir.exists()
+
+
+def test_a_query_asked_again_in_a_fresh_context_keeps_its_answer() -> None:
+    """check_fresh (check's one retry of a query that ran out of rlimit) translates the assertions
+    into a new z3 context: unsat stays unsat, sat stays sat, and its own rlimit still stops it."""
+    import z3
+
+    from verif.limits import Limits, check, check_fresh, solver
+
+    x, y = z3.BitVecs("x y", 32)
+    s = solver(Limits())
+    s.add(x * y != y * x)
+    assert check_fresh(s, Limits()) == z3.unsat
+    s = solver(Limits())
+    s.add(x * y == 6, x > 1, y > 1)
+    assert check_fresh(s, Limits()) == z3.sat
+    hard = solver(Limits())
+    a, b, c = z3.BitVecs("a b c", 64)
+    hard.add(a * b * c == 0x1234567890ABCDEF, a > 1, b > 1, c > 1)
+    assert check_fresh(hard, Limits(rlimit=1000)) == z3.unknown
+    tight = solver(Limits(rlimit=1000))
+    tight.add(a * b * c == 0x1234567890ABCDEF, a > 1, b > 1, c > 1)
+    assert check(tight) == z3.unknown          # out of rlimit in both contexts: still unknown
