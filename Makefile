@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell $(PY) -c "import hashlib,sys;print(hashlib.sha256(open('pyproject.toml','rb').read()).hexdigest()[:12])")
-KERNEL ?= ../shared/corpus/paper/qkv_attention.hlo
+KERNEL ?= examples/regression/qkv_attention.hlo
 EXTRAS ?= test,xla,rtl,fuzz
 PYTEST_ARGS ?=
 

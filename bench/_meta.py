@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 #: the Act paper's kernels, kept in the repository (the example regression suite)
 PAPER = ROOT / "examples" / "regression"
-#: the read-only corpus beside the repository (Act's NNSmith-derived fuzz kernels, its library kernels)
-SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
+#: Act's public kernel corpus as published (fuzz kernels, library kernels, paper kernels; tests/corpus/act)
+ACT_CORPUS = ROOT / "tests" / "corpus" / "act"
 
 
 def _cpu_model() -> str:

@@ -39,7 +39,7 @@ from compilers.targets import load_target  # noqa: E402
 from semantics.errors import AccvError  # noqa: E402
 from semantics.hlo_parser import parse_file, parse_hlo  # noqa: E402
 
-from bench._meta import PAPER, SHARED_CORPUS as CORPUS  # noqa: E402
+from bench._meta import PAPER, ACT_CORPUS as CORPUS  # noqa: E402
 
 
 def target_of(name: str) -> str:

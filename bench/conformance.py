@@ -41,7 +41,7 @@ def main() -> int:
         print(why)
         return 2
     warnings.simplefilter("ignore")
-    from bench._meta import SHARED_CORPUS as corpus
+    from bench._meta import ACT_CORPUS as corpus
     tally: dict[str, Counter] = {"kernels": Counter(), "graphs": Counter()}
     per_op: dict[str, Counter] = defaultdict(Counter)
     failures: list[str] = []

@@ -23,7 +23,7 @@ from semantics.interp import evaluate  # noqa: E402
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default=str(REPO.parent / "shared" / "corpus" / "act-gemmini-fuzz"))
+    ap.add_argument("--corpus", default=str(REPO / "tests" / "corpus" / "act" / "act-gemmini-fuzz"))
     ap.add_argument("--repeat", type=int, default=5, help="repetitions; the best total is reported")
     ap.add_argument("--json", default=str(REPO / "build" / "bench" / "interp_corpus.json"))
     args = ap.parse_args()

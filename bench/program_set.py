@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"       # bench/_meta.SHARED_CORPUS (this script runs without the package)
+CORPUS = ROOT / "tests" / "corpus" / "act"       # bench/_meta.ACT_CORPUS (this script runs without the package)
 PAPER = ROOT / "examples" / "regression"
 
 #: random-graph seeds per (target, operator list number): those of the random-graph test and of

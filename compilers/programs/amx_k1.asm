@@ -1,4 +1,4 @@
-# oneDNN kernel K1 of the Act paper (appendix E, Fig. 42): ../shared/corpus/paper/amx_k1.hlo
+# oneDNN kernel K1 of the Act paper (appendix E, Fig. 42): examples/regression/amx_k1.hlo
 #   dot.3[m][n] = sum_k u8 A[m][k] * s8 B[n][k]   (s32, A u8[32,64], B s8[32,64], out s32[32,32])
 # HBM: A @0 (row-major), B @2048 (T(16,64): two 16 x 64-byte tiles = row-major here),
 #      out @4096 (T(16,16): four contiguous 16 x 16 s32 tiles, tile (i,j) at 4096 + 1024*(2i+j)),

@@ -1,4 +1,4 @@
-# ../shared/corpus/paper/gemmini_add.hlo: C = sat8(A + B), s8[16,16] each (DIM 16).
+# examples/regression/gemmini_add.hlo: C = sat8(A + B), s8[16,16] each (DIM 16).
 # Both operands are widened into the accumulator (shrunk mvin), the second one accumulating (bit 30).
 .target gemmini
 .input 0 @64 s8[16,16]

@@ -1,4 +1,4 @@
-# ../shared/corpus/paper/gemmini_gemm.hlo: C = sat8(A x B), s8[16,16] each (DIM 16, weight stationary).
+# examples/regression/gemmini_gemm.hlo: C = sat8(A x B), s8[16,16] each (DIM 16, weight stationary).
 # HBM: A @64, B @512, C @1024 (row-major, 16 bytes per row). HBM address 0 is avoided (Spike loads zeros).
 .target gemmini
 .input 0 @64 s8[16,16]

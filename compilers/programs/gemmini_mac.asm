@@ -1,4 +1,4 @@
-# ../shared/corpus/paper/gemmini_mac.hlo: out = sat8(A x B + C), s8[16,16] each (DIM 16, weight stationary).
+# examples/regression/gemmini_mac.hlo: out = sat8(A x B + C), s8[16,16] each (DIM 16, weight stationary).
 # C is the bias D of the compute (added inside the array, 20 bits suffice: |A x B + C| < 2^19).
 .target gemmini
 .input 0 @64 s8[16,16]

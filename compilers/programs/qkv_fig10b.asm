@@ -1,4 +1,4 @@
-# seed 000 Fig. 10b: the compiled QKV attention program (../shared/corpus/paper/qkv_attention.hlo)
+# seed 000 Fig. 10b: the compiled QKV attention program (examples/regression/qkv_attention.hlo)
 # HBM: Q @0, K @8192, V @16384 (bf16[64,64] row-major, 8192 bytes each), output @24576.
 .target qkv
 .input 0 @0 bf16[64,64]

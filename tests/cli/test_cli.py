@@ -12,7 +12,7 @@ import pytest
 
 from accv.cli import main
 from tests.paths import PAPER
-from tests.paths import SHARED_CORPUS as CORPUS
+from tests.paths import ACT_CORPUS as CORPUS
 
 KERNELS = sorted(CORPUS.glob("**/*.hlo"))
 

@@ -21,10 +21,10 @@ from compilers.isa import HBM
 from compilers.program import Concrete, Program
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
-from tests.paths import PAPER, SHARED_CORPUS
+from tests.paths import PAPER, ACT_CORPUS
 from verif.gate import ProofGate
 
-CORPUS = SHARED_CORPUS
+CORPUS = ACT_CORPUS
 
 
 def _proven(acc):

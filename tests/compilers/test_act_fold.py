@@ -19,9 +19,9 @@ from compilers.targets import load_target
 from semantics.dtypes import DTYPES
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.types import TensorType
-from tests.paths import PAPER, SHARED_CORPUS
+from tests.paths import PAPER, ACT_CORPUS
 
-CORPUS = SHARED_CORPUS
+CORPUS = ACT_CORPUS
 
 _ZERO_BY_ALGEBRA = """HloModule zero_by_algebra
 

@@ -28,10 +28,10 @@ from rtl_harness.qkv import driver as qkv
 from rtl_harness.qkv import cases as K
 from semantics.hlo_parser import parse_hlo
 from semantics.interp import evaluate
-from tests.paths import PAPER, SHARED_CORPUS
+from tests.paths import PAPER, ACT_CORPUS
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = SHARED_CORPUS
+CORPUS = ACT_CORPUS
 CASES_PER_INSTRUCTION = 200
 
 _NO_RTL = verilate.available()
@@ -298,6 +298,5 @@ def test_fig10b_program(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @needs_rtl
-@pytest.mark.skipif(not (PAPER / "qkv_attention.hlo").exists(), reason="shared corpus not present")
 def test_compiled_qkv_attention(capsys: pytest.CaptureFixture[str]) -> None:
     _check_program(None, capsys, "compiled qkv_attention")

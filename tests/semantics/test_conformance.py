@@ -31,10 +31,10 @@ from semantics.inputs import INPUT_SETS, input_set, random_inputs
 from semantics.interp import evaluate
 from semantics.ops import REGISTRY
 from semantics.xla_oracle import available
-from tests.paths import SHARED_CORPUS
+from tests.paths import ACT_CORPUS
 
 REPO = Path(__file__).resolve().parents[2]
-_CORPUS = SHARED_CORPUS
+_CORPUS = ACT_CORPUS
 CORPUS_FILES = sorted(_CORPUS.rglob("*.hlo")) if _CORPUS.exists() else []
 N_GRAPHS = 250
 MUL_ADD = 0.25

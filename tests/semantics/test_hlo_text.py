@@ -20,9 +20,9 @@ from semantics.errors import AccvError, GraphError, HloSyntaxError
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.hlo_printer import format_scalar, print_hlo
 from semantics.types import Layout, TensorType
-from tests.paths import PAPER, SHARED_CORPUS
+from tests.paths import PAPER, ACT_CORPUS
 
-CORPUS = SHARED_CORPUS
+CORPUS = ACT_CORPUS
 CORPUS_FILES = sorted(CORPUS.rglob("*.hlo"))
 
 
