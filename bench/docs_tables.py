@@ -363,6 +363,25 @@ def tiling_conv() -> str:
     return "\n".join(out)
 
 
+def real_layers() -> str:
+    """Users' layers as jax writes them (bench/real_layers.py): per (layer, form, target) pair,
+    compiled or exit 3's reason, the checks and the Gemmini RTL utilization."""
+    d = _load("real_layers.json")
+    what = {x["name"]: x["what"] for x in d["layers"]}
+    out = ["| layer | form | target | result | compile s | checks | RTL utilization | reason |",
+           "|---|---|---|---|---:|---|---:|---|"]
+    for r in d["rows"]:
+        checks = ", ".join(f"{b} {c['outcome']}" for b, c in r.get("checks", {}).items())
+        util = f"{r['utilization']:.1%}" if r.get("utilization") else ""
+        cs = f"{r['compile_s']:.2f}" if "compile_s" in r else ""
+        reason = (r.get("reason") or "").replace("|", "\\|")
+        out.append(f"| {r['layer']} ({what.get(r['layer'], '')}) | {r['form']} | {r['target']} | {r['status']} "
+                   f"| {cs} | {checks} | {util} | {reason} |")
+    out += ["", f"{d['passed']} of {d['pairs']} (layer, form, target) pairs compile and check bit for bit.", "",
+            _provenance(d)]
+    return "\n".join(out)
+
+
 def tiling_bf16() -> str:
     """f32 GEMM layers of bf16 operands on AMX: the model bit for bit, the reference within the bound
     (bench/tiling_gemm_bf16.py)."""
@@ -451,7 +470,7 @@ def _amx_native_recorded(d: dict, head: str) -> str:
 TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
     compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
     composite_movement, amx_emulated, fuzz_throughput, prove_library, xla_simplifier, report_scale, tiling_random,
-    tiling_layers, tiling_rtl, tiling_conv, tiling_bf16, amx_native)}
+    tiling_layers, tiling_rtl, tiling_conv, tiling_bf16, amx_native, real_layers)}
 
 
 def render(name: str) -> str:

@@ -7,6 +7,9 @@ check``), the pytest plugin, the campaign, the benchmarks and scripts.
 
 The pipeline (design.md's flow):
 
+0. canonical forms (:func:`compilers.canon.canonicalize`): a front end's spellings (jax's clip,
+   its bias reshape/broadcast chains, identity converts) rewritten to the forms recognized
+   below, each rewrite a gated rule instance or an identity established on the instance;
 1. the middle end (:func:`compilers.middle.compile.compile_tiled`) takes a layer larger than one
    of the target's blocks and composes its tiled program, or leaves the kernel to Act; a layer it
    takes but the target cannot run raises :class:`~compilers.errors.Unsupported`;
@@ -30,6 +33,7 @@ from verif.gate import ProofGate
 
 from .act.driver import ActResult, Stats, compile_graph, default_cost
 from .act.phase1.rewrite import IrRules
+from .canon import canonicalize
 from .contract import EXACT, of_instructions
 from .errors import Unsupported
 from .isa import Accelerator
@@ -124,6 +128,8 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
     def block(g: Graph) -> Program:
         return compile_graph(g, acc, cost, n, max_iters, rules, time_budget).program
 
+    canonical = canonicalize(graph, gate)
+    graph = canonical.graph
     try:
         try:
             tiled = compile_tiled(graph, acc, block)

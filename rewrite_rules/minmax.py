@@ -24,7 +24,7 @@ formula at any rank; the float proofs are the expensive ones).
 
 from __future__ import annotations
 
-from .dsl import INTS, NUM, SINTS, UINTS, broadcast, clamp, compare, full, op, rule, select
+from .dsl import INTS, NUM, SINTS, UINTS, broadcast, clamp, compare, convert, full, op, rule, select
 
 F = "minmax"
 ELEM = (1,)
@@ -244,3 +244,57 @@ def _neg_max(c):
     x, y = c.tensor("x"), c.tensor("y")
     return op("negate", _mx(x, y)), _mn(op("negate", x), op("negate", y)), []
 
+
+
+# --- clip forms as clamp (compilers.canon) -------------------------------------------------------
+# jnp.clip writes minimum(hi, maximum(lo, x)); a hand-written clip minimum(maximum(x, lo), hi). For
+# integers both are clamp(lo, x, hi) for any bounds (a total order; clamp is max then min). For
+# floats they differ from clamp only in the sign of a NaN result (which operand order decides),
+# so the float claims are made under the requantizing conversion to s8, which maps every NaN to 0.
+
+def _clip_bounds(c):
+    x, lo, hi = c.tensor("x"), c.tensor("lo", rank=0), c.tensor("hi", rank=0)
+    return x, broadcast(lo, x.shape, ()), broadcast(hi, x.shape, ())
+
+
+@rule("minimum(hi, maximum(lo, x)) => clamp(lo, x, hi)", family=F, dtypes=INTS, ranks=ELEM)
+def _clip_bound_first(c):
+    """jnp.clip's nesting, bounds broadcast scalars, is clamp (integers)."""
+    x, lo, hi = _clip_bounds(c)
+    return _mn(hi, _mx(lo, x)), clamp(lo, x, hi), []
+
+
+@rule("minimum(maximum(x, lo), hi) => clamp(lo, x, hi)", family=F, dtypes=INTS, ranks=ELEM)
+def _clip_x_first(c):
+    """A hand-written clip, bounds broadcast scalars, is clamp (integers)."""
+    x, lo, hi = _clip_bounds(c)
+    return _mn(_mx(x, lo), hi), clamp(lo, x, hi), []
+
+
+@rule("convert_s8(minimum(hi, maximum(lo, x))) => convert_s8(clamp(lo, x, hi))", family=F,
+      dtypes=("f32", "bf16"), ranks=ELEM,
+      note="without the conversion false: a NaN x comes out with another sign")
+def _clip_bound_first_s8(c):
+    """jnp.clip's nesting under the conversion to s8 is clamp (floats: every NaN converts to 0)."""
+    x, lo, hi = _clip_bounds(c)
+    return convert(_mn(hi, _mx(lo, x)), "s8"), convert(clamp(lo, x, hi), "s8"), []
+
+
+@rule("convert_s8(minimum(maximum(x, lo), hi)) => convert_s8(clamp(lo, x, hi))", family=F,
+      dtypes=("f32", "bf16"), ranks=ELEM,
+      note="without the conversion false: a NaN x comes out with another sign")
+def _clip_x_first_s8(c):
+    """A hand-written clip under the conversion to s8 is clamp (floats)."""
+    x, lo, hi = _clip_bounds(c)
+    return convert(_mn(_mx(x, lo), hi), "s8"), convert(clamp(lo, x, hi), "s8"), []
+
+
+@rule("convert_s8(clamp(-128, maximum(x, 0), 127)) => maximum(convert_s8(clamp(-128, x, 127)), 0)", family=F,
+      dtypes=("f32", "bf16"), ranks=ELEM)
+def _relu_out_of_clip(c):
+    """A ReLU before the requantizing clip is a ReLU of the int8 result (jnp.maximum(y, 0) then
+    jnp.clip(.., -128, 127).astype(int8)): both are 0 for x <= 0 (and a NaN), the clipped x else."""
+    x = c.tensor("x")
+    lo, hi, z = full(-128.0, x.shape), full(127.0, x.shape), full(0.0, x.shape)
+    return (convert(clamp(lo, _mx(x, z), hi), "s8"),
+            _mx(convert(clamp(lo, x, hi), "s8"), full(0, x.shape, "s8")), [])

@@ -4,7 +4,7 @@ What belongs here: :class:`Gemm` (the layer's sizes, its operands' parameter ind
 elementwise tail) and :func:`recognize`, which reads it off a :class:`semantics.ir.Graph` or says
 (``None``) that the graph is not one. Nothing here knows about accelerators.
 
-The forms recognized (M, K, N >= 1; the dot contracts A's dimension 1 with B's dimension 0)::
+The forms recognized (M, K, N >= 1; the dot contracts A's last dimension with B's dimension 0)::
 
     acc  = s32[M,N] dot(A', B')             A' = A s8[M,K] or convert_s32(A), B' likewise
     acc' = acc | add(acc, broadcast(bias s32[N], dimensions={1}))     (either operand order)
@@ -20,6 +20,10 @@ window={size=1x1}, dim_labels=b01f_01io->b01f`` (bias broadcast along the last d
 row-major bytes it is the GEMM of x as [N*H*W, C] and w as [C, K], with the result [N*H*W, K]
 (each output pixel's K channels are the dot of its C input channels with the weights), so the
 layer is that GEMM on the same bytes.
+
+A of rank > 2 (``[..., M', K]``: batch and sequence dimensions, as jax writes a linear layer of
+3-D activations), stored row-major, is the GEMM of its ``[prod(...) * M', K]`` view in the same
+bytes, its result ``[..., M', N]`` the ``[prod(...) * M', N]`` result's bytes.
 
 Each of A, B and bias is an entry parameter read only there; the tail is described by
 :class:`Tail`, which the tiled form (:mod:`.tiled`) and the target lowering both read.
@@ -108,10 +112,24 @@ def _dtype(ins: Instruction) -> str:
     return t.dtype.name if isinstance(t, TensorType) else ""
 
 
+def _view(comp: Computation, ins: Instruction) -> Instruction:
+    """``ins`` looked through row-major ``reshape`` / ``bitcast`` views that keep the last
+    dimension (XLA's passes write a linear layer of 3-D activations as the 2-D dot of such views):
+    the same bytes, rows of the same length."""
+    while ins.opcode in ("reshape", "bitcast") and isinstance(ins.type, TensorType):
+        src = comp[ins.operands[0]]
+        st = src.type
+        if not (isinstance(st, TensorType) and st.dtype == ins.type.dtype and st.shape and ins.type.shape
+                and st.shape[-1] == ins.type.shape[-1] and _row_major(st) and _row_major(ins.type)):
+            break
+        ins = src
+    return ins
+
+
 def _param(comp: Computation, name: str, dtype: str) -> int | None:
-    ins = comp[name]
+    ins = _view(comp, comp[name])
     if ins.opcode == "convert" and _dtype(ins) == "s32":
-        ins = comp[ins.operands[0]]
+        ins = _view(comp, comp[ins.operands[0]])
     if ins.opcode == "parameter" and _dtype(ins) == dtype:
         return int(ins.attrs["index"])
     return None
@@ -178,7 +196,7 @@ def recognize(graph: Graph) -> Gemm | None:
         last = (len(acc.tensor_type.shape) - 1,)
         for d, o in (acc.operands, acc.operands[::-1]):
             bi = comp[o]
-            if comp[d].opcode in ("dot", "convolution") and bi.opcode == "broadcast" \
+            if _view(comp, comp[d]).opcode in ("dot", "convolution") and bi.opcode == "broadcast" \
                     and bi.attrs.get("dimensions") == last:
                 bias = _param(comp, bi.operands[0], "s32")
                 if bias is not None:
@@ -188,6 +206,7 @@ def recognize(graph: Graph) -> Gemm | None:
             return None
         if bias is None:
             return None
+    acc = _view(comp, acc)
     if _dtype(acc) != "s32":
         return None
     conv = acc.opcode == "convolution"
@@ -197,8 +216,9 @@ def recognize(graph: Graph) -> Gemm | None:
         if (acc.attrs.get("window") != "{size=1x1}" or acc.attrs.get("dim_labels") != "b01f_01io->b01f"
                 or len(acc.attrs.items) != 2):
             return None
-    elif (acc.opcode != "dot" or len(acc.tensor_type.shape) != 2
-            or acc.attrs.get("lhs_contracting_dims") != (1,) or acc.attrs.get("rhs_contracting_dims") != (0,)
+    elif (acc.opcode != "dot" or len(acc.tensor_type.shape) < 2
+            or acc.attrs.get("lhs_contracting_dims") != (len(acc.tensor_type.shape) - 1,)
+            or acc.attrs.get("rhs_contracting_dims") != (0,)
             or acc.attrs.get("lhs_batch_dims", ()) or acc.attrs.get("rhs_batch_dims", ())):
         return None
     a, b = _param(comp, acc.operands[0], "s8"), _param(comp, acc.operands[1], "s8")
@@ -210,6 +230,9 @@ def recognize(graph: Graph) -> Gemm | None:
         if len(pa) != 4 or len(pb) != 4 or pb[:2] != (1, 1):
             return None
         pa, pb = (pa[0] * pa[1] * pa[2], pa[3]), pb[2:]
+    elif len(pa) > 2 and _row_major(comp[comp.params[a]].tensor_type):
+        # leading batch / sequence dimensions: the GEMM of A's [prod(leading), K] view (module doc)
+        pa = (int(np.prod(pa[:-1])), pa[-1])
     if len(pa) != 2 or len(pb) != 2:
         return None
     m, k = pa
@@ -223,6 +246,12 @@ def recognize(graph: Graph) -> Gemm | None:
     types = tuple(comp[p].tensor_type for p in comp.params)
     return Gemm(m, k, n, a, b, bias, tail, len(comp.params), types,
                 tuple(graph.result_types[0].shape))
+
+
+def _row_major(t: TensorType) -> bool:
+    """Whether ``t`` is stored row-major (its layout, where it has one, is the descending one)."""
+    lay = t.layout
+    return lay is None or (tuple(lay.minor_to_major) == tuple(range(t.rank - 1, -1, -1)) and not lay.tiles)
 
 
 def layer_graph(m: int, k: int, n: int, bias: bool = False, scale: float | None = 1.0, relu: bool = False,

@@ -159,7 +159,10 @@ def _layout_ok(t: object, want: str) -> bool:
 
     text = format_type(t)  # type: ignore[arg-type]
     have = text[text.index("]") + 1:]
-    return have == want or (have in ("", "{1,0}") and want in ("", "{1,0}"))
+    rank = len(getattr(t, "shape", ()))
+    row_major = "{" + ",".join(str(d) for d in range(rank - 1, -1, -1)) + "}"
+    # row-major at any rank (an A with batch dimensions is its [M, K] view) is row-major [M, K]
+    return have == want or (have in ("", row_major) and want in ("", "{1,0}"))
 
 
 def check_strides(t: TileTarget, strides: dict[str, int]) -> None:
