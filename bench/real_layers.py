@@ -352,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{i + 1}/{len(pairs)}] {x.name:16s} {f:4s} {t:8s} {r['status']:11s} {extra}{why}", flush=True)
     ok = sum(r["status"] == "pass" for r in rows)
     print(f"\n{ok} of {len(rows)} (layer, form, target) pairs compile and check bit for bit")
-    out = {"meta": run_meta(), "pairs": len(rows), "passed": ok, "rows": rows,
+    cmd = "python bench/real_layers.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    out = {**run_meta(), "command": cmd.strip(), "pairs": len(rows), "passed": ok, "rows": rows,
            "layers": [{"name": x.name, "what": x.what, "targets": x.targets, "macs": x.macs} for x in layers]}
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
     Path(a.json).write_text(json.dumps(out, indent=1) + "\n")

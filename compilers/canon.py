@@ -43,6 +43,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -78,7 +79,7 @@ SAME_TYPE_CONVERT = "convert(x, T) => x (same type)"
 RELU_OUT_OF_CLIP = "convert_s8(clamp(-128, maximum(x, 0), 127)) => maximum(convert_s8(clamp(-128, x, 127)), 0)"
 
 
-class _Gate:
+class _Gate(Protocol):
     """What the pass asks of a proof gate: whether a rule passes for (dtype, rank)."""
 
     def passes(self, rule: Rule, dtype: str, rank: int) -> bool: ...
@@ -349,6 +350,6 @@ def _candidates(s: TensorType, out: TensorType, got: np.ndarray
                     cands.append(("transpose", (("dimensions", perm),)))
     if s.rank <= out.rank:
         for dims in itertools.islice(itertools.combinations(range(out.rank), s.rank), 256):
-            if all(out.shape[d] == n for d, n in zip(dims, s.shape)):
+            if all(out.shape[d] == n for d, n in zip(dims, s.shape, strict=True)):
                 cands.append(("broadcast", (("dimensions", dims),)))
     return cands

@@ -39,7 +39,7 @@ def _same(g1, g2, seed: int = 0, edges: bool = True) -> None:  # noqa: ANN001
     xs = random_inputs(g1, seed, edges=edges)
     with np.errstate(all="ignore"):
         a, b = evaluate(g1, xs), evaluate(g2, xs)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         assert x.dtype == y.dtype and x.shape == y.shape
         assert x.tobytes() == y.tobytes()
 
