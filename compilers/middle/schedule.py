@@ -157,12 +157,12 @@ def _align(x: int) -> int:
 def _layout_ok(t: object, want: str) -> bool:
     from semantics.hlo_printer import format_type
 
+    from .gemm import _row_major
+
     text = format_type(t)  # type: ignore[arg-type]
     have = text[text.index("]") + 1:]
-    rank = len(getattr(t, "shape", ()))
-    row_major = "{" + ",".join(str(d) for d in range(rank - 1, -1, -1)) + "}"
     # row-major at any rank (an A with batch dimensions is its [M, K] view) is row-major [M, K]
-    return have == want or (have in ("", row_major) and want in ("", "{1,0}"))
+    return have == want or (_row_major(t) and want in ("", "{1,0}"))  # type: ignore[arg-type]
 
 
 def check_strides(t: TileTarget, strides: dict[str, int]) -> None:
