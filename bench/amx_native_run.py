@@ -5,7 +5,7 @@ without this project's stack, ``python3 DIR/run.py OUT`` (OUT: a folder; e.g. th
 ``$OUT``)
 
 1. reads /proc/cpuinfo: with the manifest's ``cpu_flags`` (amx_tile, amx_int8, amx_bf16, avx512f,
-   avx512bw) the native half runs; without them only the emulated half runs, and it says so;
+   avx512bw, avx512_vbmi) the native half runs; without them only the emulated half runs, and it says so;
 2. builds every unit (``c/NAME.c.gz``) with the native backend's gcc flags (the manifest's
    ``flags.native``) and against the bundled emulation header (``flags.emulated``: the unit's one
    ``#include <immintrin.h>`` replaced by ``emulation.h``), as compilers/targets/amx/cbuild.py does;

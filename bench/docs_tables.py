@@ -462,7 +462,7 @@ def _amx_native_recorded(d: dict, head: str) -> str:
                    f"| {verdict('native')} | {verdict('emulated')} | {secs:.3f} |")
     good = sum(r["ok"] for r in d["runs"])
     out += ["", f"{good} of {len(d['runs'])} layers as expected (a NaN matches any NaN in f32 outputs; native s: the "
-            "process, including reading and writing the 1 MiB HBM image)."]
+            "process, including reading and writing the program's HBM image)."]
     return "\n".join(out)
 
 

@@ -9,7 +9,7 @@ the declared bound (compilers/targets/amx/bf16_sum.py).
   NaN, inf, -0.0, subnormals); the outputs compared with the model (every non-NaN bit, NaN
   positions) and with the reference interpreter within the bound: the largest ulp distance and
   the largest share of the bound used on finite outputs.
-- ``layers``: 16x32x16, 128x256x128 and 256x256x256 (AMX's 1 MiB HBM holds the last), the same
+- ``layers``: 16x32x16, 128x256x128 and 256x256x256 (AMX's 8 MiB HBM holds them), the same
   checks on the simulator, and on the emulated C for the first two (gcc -O2 takes many minutes
   on the last one's 23,040 straight-line intrinsics on this machine).
 

@@ -56,6 +56,12 @@ class TileOffer:
     ``blocked_sum`` / ``sum_bound`` (float offers): the numpy model of the f32 result the tiled
     program computes, bit for bit (``blocked_sum(a, b)``), and the declared bound of its distance to
     the reference's dot (``sum_bound(a, b, ref)``: a :class:`semantics.compare.Bound`).
+    ``pack_b(rows, n, krows, src, dst, src_stride, dst_stride)`` (or None): build ``rows`` rows of
+    the offer's B layout (``b_group`` rows of K interleaved) from ``krows`` row-major rows of ``n``
+    bytes at ``src``, into the packed copy at ``dst``; ``row_major_b``: the offer to use where B is
+    stored row-major (its ``pack_b`` repacks it in the program), where the target can.
+    ``low_byte``: the store path can write the low byte of each accumulator (a tail with ``wrap``:
+    XLA's s8 x s8 -> s8 dot); else such a layer exits 3 saying so.
     ``max_stride``: the largest HBM row stride, in bytes, a kernel's stride flag may take (the
     description's stride domain; None: any); a layer whose rows are further apart exits 3 naming it.
     """
@@ -84,6 +90,9 @@ class TileOffer:
     blocked_sum: Callable[[Any, Any], Any] | None = None
     sum_bound: Callable[[Any, Any, Any], Any] | None = None
     max_stride: int | None = None
+    pack_b: Kernel | None = None
+    row_major_b: TileOffer | None = None
+    low_byte: bool = False
 
     def for_dtype(self, dtype: str) -> TileOffer | None:
         """This offer or the one of ``others`` that tiles operands of ``dtype``, else None."""

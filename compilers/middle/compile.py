@@ -33,9 +33,9 @@ from ..contract import Contract
 from ..isa import Accelerator
 from ..program import Program
 from .conv import Conv, conv_fits, conv_program, recognize_conv
-from .gemm import Gemm, recognize
+from .gemm import Gemm, _row_major, recognize
 from .gemm_bf16 import recognize_bf16
-from .schedule import TileTarget, plan, tile_program
+from .schedule import TileTarget, _layout_ok, plan, tile_program
 
 __all__ = ["Tiled", "compile_tiled", "float_contract", "takes"]
 
@@ -85,6 +85,9 @@ def compile_tiled(graph: Graph, acc: Accelerator,
         if other is None:
             return None
         t = other
+    if g is not None and t.row_major_b is not None and g.param_types \
+            and not _layout_ok(g.param_types[g.b], t.layouts[1]) and _row_major(g.param_types[g.b]):
+        t = t.row_major_b          # the user's row-major weights, repacked by the program
     if g is None or not takes(g, t):
         return None
     t0 = time.perf_counter()

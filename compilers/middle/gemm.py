@@ -9,6 +9,7 @@ The forms recognized (M, K, N >= 1; the dot contracts A's last dimension with B'
     acc  = s32[M,N] dot(A', B')             A' = A s8[M,K] or convert_s32(A), B' likewise
     acc' = acc | add(acc, broadcast(bias s32[N], dimensions={1}))     (either operand order)
     out  = acc'                                                        raw int32
+         | s8[M,N] dot(A, B) (no bias)                                 the low byte (wraparound)
          | convert_s8(clamp(-128, acc', 127))                          saturate (scale 1.0)
          | convert_s8(clamp(-128., round_ne(multiply(convert_f32(acc'), broadcast(scale))), 127.))
          | convert_s8(clamp(-128., round_ne(convert_f32(acc')), 127.))
@@ -45,14 +46,17 @@ __all__ = ["Tail", "Gemm", "recognize", "tail_of", "add_tail", "layer_graph"]
 @dataclass(frozen=True)
 class Tail:
     """The elementwise tail after the int32 accumulation: ``None`` scale = raw int32 output;
-    otherwise ``sat8(rne(f32(x) * scale))`` (scale 1.0 is also the int32 clamp form), then ReLU."""
+    otherwise ``sat8(rne(f32(x) * scale))`` (scale 1.0 is also the int32 clamp form), then ReLU.
+    ``wrap``: the s8 result is the accumulator's low byte (XLA's s8 x s8 -> s8 dot, whose sums wrap
+    modulo 256; the low byte of the wrapping s32 sum is that sum), no scale."""
 
     scale: float | None
     relu: bool = False
+    wrap: bool = False
 
     @property
     def raw(self) -> bool:
-        return self.scale is None
+        return self.scale is None and not self.wrap
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ class Gemm:
     @property
     def out_dtype(self) -> str:
         """The result's element type: f32 for bf16 operands, else s32 (raw) or s8 (a tail)."""
-        return "f32" if self.dtype == "bf16" else "s32" if self.tail.raw else "s8"
+        return "f32" if self.dtype == "bf16" else "s32" if self.tail.raw else "s8"  # s8: a tail or the low byte
 
 
 def _scalar(comp: Computation, name: str) -> float | int | None:
@@ -207,7 +211,9 @@ def recognize(graph: Graph) -> Gemm | None:
         if bias is None:
             return None
     acc = _view(comp, acc)
-    if _dtype(acc) != "s32":
+    if _dtype(acc) == "s8" and acc.opcode == "dot" and tail == Tail(None) and bias is None:
+        tail = Tail(None, wrap=True)        # s8 x s8 -> s8: the low byte (Tail's doc)
+    elif _dtype(acc) != "s32":
         return None
     conv = acc.opcode == "convolution"
     if conv:

@@ -185,7 +185,10 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
             if not _layout_ok(g.param_types[idx], want):
                 raise TileError(f"{role} (parameter {idx}) must have layout '{want or '{1,0}'}' for this target's "
                                 f"tiles (declare it so; the weights pre-packed)")
-    if not g.tail.raw:
+    if g.tail.wrap and not t.low_byte:
+        raise TileError("the store path saturates the int32 accumulator to s8 and has no way to write its low byte "
+                        "(an s8 x s8 -> s8 dot wraps modulo 256)")
+    if g.tail.scale is not None:
         why = t.scale_ok(g.tail.scale)  # type: ignore[arg-type]
         if why is not None:
             raise TileError(f"the store path cannot scale by {g.tail.scale!r} "
@@ -279,7 +282,13 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
             mk.emit(out, "pack", (r, kb), (p.a_at + i0 * kb, a_src + i0 * a_pitch), (kb, a_pitch))
         brows, bpitch = -(-kb // gb), g.n * gb
         for r0, r in tiles(brows, bk // gb):
-            mk.emit(out, "pack", (r, bpitch), (p.b_at + r0 * bpitch, b_src + r0 * b_pitch), (bpitch, b_pitch))
+            if t.pack_b is not None:    # a row-major B, repacked into the offer's layout
+                elem = kb // g.k                       # bytes of one element; gb // elem rows a group
+                krows = min(gb // elem * r, g.k - gb // elem * r0)
+                mk.emit(out, "pack_b", (r, g.n, krows), (p.b_at + r0 * bpitch, b_src + r0 * b_pitch),
+                        (g.n * elem, b_pitch))
+            else:
+                mk.emit(out, "pack", (r, bpitch), (p.b_at + r0 * bpitch, b_src + r0 * b_pitch), (bpitch, b_pitch))
     def b_load(q: int, j: int) -> tuple:
         (q0, kk), (j0, c) = ks[q], cols[j]
         return ("load_b", (kk, c), (b_addr(q0, j0), oa(b_slot(q, j, 0))), (b_pitch,))

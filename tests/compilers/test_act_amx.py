@@ -441,7 +441,8 @@ def test_computing_ops_cover_every_pattern(target: str) -> None:
     ops = tt.ops
     gen = IsaRules(acc)
     seen = 0
-    for ins in acc.instructions.values():
+    act = [ins for ins in acc.instructions.values() if ins.name not in acc.tile_only]   # Act selects these
+    for ins in act:
         for i, alpha in enumerate(gen._candidates(ins, {1, 2, 3, 4, 5, 8, 16, 64})):
             if i % 11:
                 continue
@@ -458,7 +459,7 @@ def test_computing_ops_cover_every_pattern(target: str) -> None:
                 todo.extend(t.children)
                 if t.info is not None and t.info.kind == "op":
                     assert (t.info.name, t.type.dtype) in ops, (ins.name, alpha, t.info.name)
-    assert seen >= len(acc.instructions)
+    assert seen >= len(act)
 
 
 @pytest.mark.parametrize("name", ["amx_k1", "amx_k5", "k1_48"])

@@ -60,7 +60,7 @@ EXPECTED = ["tilezero", "tileloadd", "tilestored", "tdpbusd", "tdpbf16ps", "vmov
             "vpxord", "vpandd", "vbroadcastss", "vfmadd231ps", "vaddps", "vaddps_mem", "vmulps", "vmaxps",
             "vminps", "vcvtdq2ps", "vcvtps2dq", "vcvttps2dq", "vpmovusdb", "vpmovusdb_store",
             "vmovdqu8_load", "vmovdqu8_store", "vpaddd", "vpsubd", "vpmulld", "vpminsd", "vpmaxsd",
-            "vpaddb", "vpsubb", "vpminsb", "vpmaxsb", "vpminub", "vpmaxub", "tdpbssd"]
+            "vpaddb", "vpsubb", "vpminsb", "vpmaxsb", "vpminub", "vpmaxub", "tdpbssd", "vpermt2b", "vpmovdb"]
 
 
 def test_description_validates(acc) -> None:
@@ -620,7 +620,7 @@ def test_k1_instruction_mix() -> None:
 
 @pytest.mark.parametrize("line,match", [
     ("tilezero(t=8)", "tiles dimension 0: \\[8, 9\\) is outside \\[0, 8\\)"),
-    ("tileloadd(rows=16, colsb=64, stride=64, t=0, addr=1048000)", "d0 dimension 0"),
+    ("tileloadd(rows=16, colsb=64, stride=64, t=0, addr=8388000)", "d0 dimension 0"),
     ("tileloadd(rows=16, colsb=64, stride=32, t=0, addr=0)", "constraint"),
     # TILELOADD / TILESTORED raise #UD on a colsb that is not a multiple of 4 (seen on hardware)
     ("tileloadd(rows=4, colsb=2, stride=8, t=0, addr=0)", "outside its domain"),
@@ -674,7 +674,7 @@ def test_emitted_avx512_program_compiles(tmp_path: Path) -> None:
     lines = [".target amx", ".input 0 @0 f32[64]", ".output 0 @4096 u8[64]", ".const @8192 0000803f"]
     for name, d in load_target("amx").instructions.items():
         if name.startswith("v"):
-            attrs = {"dst": 1, "src": 2, "a": 3, "b": 4, "addr": 64, "n": 17}
+            attrs = {"dst": 1, "src": 2, "a": 3, "b": 4, "idx": 5, "addr": 64, "n": 17}
             lines.append(f"{name}(" + ", ".join(f"{k}={attrs[k]}" for k in d.attrs) + ")")
     src = emit_c(parse_asm("\n".join(lines) + "\n"), name="avx")
     assert "_tile" not in src.split("int accv_avx")[1]   # no AMX prologue without tile instructions
@@ -708,6 +708,9 @@ def test_native_amx_available_reads_cpuinfo(tmp_path: Path) -> None:
     ok, why = native_amx_available(f)
     assert not ok and "amx_tile" in why
     f.write_text("flags\t\t: avx512f avx512bw amx_tile amx_int8 amx_bf16\n")
+    ok, why = native_amx_available(f)
+    assert not ok and "avx512_vbmi" in why            # the repack of row-major weights needs VPERMT2B
+    f.write_text("flags\t\t: avx512f avx512bw avx512_vbmi amx_tile amx_int8 amx_bf16\n")
     assert native_amx_available(f) == (True, "")
     assert native_amx_available(tmp_path / "none")[0] is False
     ok, why = native_amx_available()

@@ -1,6 +1,6 @@
 """Native differential runs: the emitted C (compilers/targets/amx/emit_c.py) executed on the host CPU versus
 the simulator, whole HBM image bit for bit. Skipped with the reason unless the host has AMX and
-AVX-512 (/proc/cpuinfo: amx_tile, amx_int8, amx_bf16, avx512f, avx512bw) and gcc compiles for
+AVX-512 (/proc/cpuinfo: amx_tile, amx_int8, amx_bf16, avx512f, avx512bw, avx512_vbmi) and gcc compiles for
 Sapphire Rapids. Operands are random bit patterns with edge values mixed in (NaN payloads,
 subnormals, infinities, signed zeros, u8/s8 extremes, int32 wraparound).
 """

@@ -208,10 +208,14 @@ def test_scalar_constants_fold_to_the_reference_value() -> None:
 
 # --- layers as jax dumped them -------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", sorted(LAYERS.glob("*.hlo")), ids=lambda p: p.stem)
-def test_jax_layers_compile_for_gemmini_and_check_bit_for_bit(path: Path) -> None:
+_PAIRS = [(p, "gemmini") for p in sorted(LAYERS.glob("*.hlo"))] + \
+    [(p, "amx") for p in sorted(LAYERS.glob("linear*.hlo"))]   # AMX tiles GEMMs (and 1x1 convolutions)
+
+
+@pytest.mark.parametrize(("path", "target"), _PAIRS, ids=lambda x: x.stem if isinstance(x, Path) else x)
+def test_jax_layers_compile_and_check_bit_for_bit(path: Path, target: str) -> None:
     g = parse_hlo(path.read_text(), str(path))
-    res = compile(g, "gemmini")
+    res = compile(g, target)
     assert res.stats.middle, f"{path.name}: not tiled by the middle end"
     v = check_program(g, res.acc, res.program, 2, 0, backend="sim")
     assert v.outcome == "pass", (v.symptom, v.reason)

@@ -160,9 +160,41 @@ def test_amx_tiles_use_one_tile_shape_and_the_emulated_backend_agrees() -> None:
     assert np.array_equal(want, got)
 
 
-def test_amx_needs_b_in_vnni_layout() -> None:
+def test_amx_needs_b_in_vnni_layout_or_row_major() -> None:
+    """A column-major B is neither the VNNI layout nor row-major (which the program repacks)."""
     with pytest.raises(Unsupported, match=r"B \(parameter 1\) must have layout '\{1,0:T\(4,1\)\}'"):
-        compile(_layer(32, 32, 32, False, (1.0, False)), load_target("amx"))
+        compile(layer_graph(32, 32, 32, b_layout=tensor("s8", 32, 32, layout=(0, 1))), load_target("amx"))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, k=sizes, n=st.one_of(sizes, st.integers(60, 140)), bias=st.booleans(), tail=tails,
+       seed=st.integers(0, 3))
+def test_amx_repacks_row_major_weights_bit_for_bit(m: int, k: int, n: int, bias: bool, tail: tuple,
+                                                   seed: int) -> None:
+    """Row-major B (as users keep weights): the program builds the VNNI copy itself (vpermt2b),
+    every K and N remainder included (K not a multiple of 4, N past 64 columns)."""
+    acc = load_target("amx")
+    graph = layer_graph(m, k, n, bias=bias, scale=tail[0], relu=tail[1])
+    prog = compile(graph, acc).program
+    assert any(c.name == "vpermt2b" for c in prog.instructions)
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(acc, prog, xs).outputs
+    assert np.array_equal(want, got)
+
+
+def test_amx_repack_on_the_emulated_backend() -> None:
+    from check.backends import get_backend, unavailable
+
+    if unavailable("amx", "emulated") is not None:
+        pytest.skip(unavailable("amx", "emulated"))
+    acc = load_target("amx")
+    graph = layer_graph(21, 71, 133, bias=True, scale=0.0625, relu=True)
+    prog = compile(graph, acc).program
+    xs = random_inputs(graph, 1, edges=True)
+    (want,) = evaluate(graph, xs)
+    (got,) = get_backend(acc, "emulated").run(prog, xs).outputs
+    assert np.array_equal(want, got)
 
 
 def _attention(rows: int, keys: int = 64) -> str:
@@ -240,3 +272,30 @@ def test_a_1x1_convolution_is_the_gemm_of_its_views_and_compiles(n: int, h: int,
     acc = load_target("gemmini")
     (got,) = simulate(acc, compile(conv, acc).program, xs).outputs
     assert np.array_equal(want, got)
+
+
+def _wrap_dot(m: int, k: int, n: int) -> Graph:
+    b = Builder("wrap")
+    b.param("a", 0, tensor("s8", m, k))
+    b.param("b", 1, tensor("s8", k, n))
+    return b.build(b.op("d", "dot", "a", "b", type=tensor("s8", m, n), lhs_contracting_dims=(1,),
+                        rhs_contracting_dims=(0,)))
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, k=st.one_of(sizes, st.integers(60, 200)), n=sizes, seed=st.integers(0, 3))
+def test_wraparound_s8_dot_on_amx_is_the_low_byte(m: int, k: int, n: int, seed: int) -> None:
+    """XLA's s8 x s8 -> s8 dot (sums modulo 256) on AMX: tdpbssd's s32 sums, vpmovdb's low bytes."""
+    acc = load_target("amx")
+    graph = _wrap_dot(m, k, n)
+    res = compile(graph, acc)
+    assert res.stats.middle and any(c.name == "vpmovdb" for c in res.program.instructions)
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(acc, res.program, xs).outputs
+    assert np.array_equal(want, got)
+
+
+def test_wraparound_s8_dot_on_gemmini_exits_3_saying_why() -> None:
+    with pytest.raises(Unsupported, match=r"saturates the int32 accumulator to s8 .* low byte .*s8 x s8 -> s8 dot"):
+        compile(_wrap_dot(64, 64, 64), load_target("gemmini"))

@@ -23,6 +23,7 @@ from compilers.simulator import simulate
 from compilers.targets import load_target
 from compilers.targets.amx.bf16_sum import BLOCK, blocked_sum, sum_bound
 from semantics.compare import Bound, compare
+from semantics.dtypes import DTYPES
 from semantics.hlo_parser import parse_hlo
 from semantics.hlo_printer import print_hlo
 from semantics.types import Layout
@@ -71,11 +72,26 @@ def test_recognizes_the_bf16_layer_and_nothing_else() -> None:
     assert compile_tiled(layer_graph_bf16(40, 40, 40), load_target("gemmini")) is None
 
 
-def test_b_must_be_in_pair_layout() -> None:
+def test_b_must_be_in_pair_layout_or_row_major() -> None:
     with pytest.raises(Unsupported, match=r"B \(parameter 1\) must have layout '\{1,0:T\(2,1\)\}'"):
-        compile(layer_graph_bf16(20, 40, 20, b_layout=None), load_target("amx"))
+        compile(layer_graph_bf16(20, 40, 20, b_layout=Layout((0, 1), ())), load_target("amx"))
     with pytest.raises(Unsupported, match=r"must have layout '\{1,0:T\(2,1\)\}'"):
         compile(layer_graph_bf16(20, 40, 20, b_layout=Layout((1, 0), (4, 1))), load_target("amx"))
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 40), k=st.integers(1, 80), n=st.integers(1, 70), seed=st.integers(0, 3))
+def test_row_major_bf16_weights_are_repacked_into_pairs(m: int, k: int, n: int, seed: int) -> None:
+    """Row-major B: the program builds the pair layout (vpermt2b) and the result is the blocked
+    sum bit for bit, as with pre-packed weights (odd K and N past 32 columns included)."""
+    acc = load_target("amx")
+    graph = layer_graph_bf16(m, k, n, b_layout=None)
+    prog = compile(graph, acc).program
+    assert any(c.name == "vpermt2b" for c in prog.instructions)
+    rng = np.random.default_rng(seed)
+    xs = [rng.standard_normal(s).astype(np.float32).astype(DTYPES["bf16"].np) for s in ((m, k), (k, n))]
+    (got,) = simulate(acc, prog, xs).outputs
+    assert np.array_equal(np.asarray(blocked_sum(xs[0], xs[1])).view(np.uint32), np.asarray(got).view(np.uint32))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

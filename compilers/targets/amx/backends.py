@@ -5,7 +5,7 @@ image, outputs read back from the final image.
 - :class:`EmulatedBackend`: the C built against compilers/targets/amx/emulation.h; available wherever
   gcc runs.
 - :class:`NativeBackend`: the C built with ``-march=sapphirerapids`` and run on the host's AMX
-  unit; available where /proc/cpuinfo shows amx_tile, amx_int8, amx_bf16, avx512f and avx512bw
+  unit; available where /proc/cpuinfo shows amx_tile, amx_int8, amx_bf16, avx512f, avx512bw and avx512_vbmi
   and gcc knows Sapphire Rapids.
 
 Both implement ``run(program, inputs) -> RunResult`` (cycles ``None``: nothing is measured) and

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from ...isa import Accelerator
 
-HBM_SIZE = 1 << 20
+HBM_SIZE = 1 << 23       # bytes of the memory a program addresses: 8 MiB, a BERT-base FFN layer (128 x 3072 x 768) with its packed copies (5.6 MB)
 TILES, TILE_ROWS, TILE_BYTES = 8, 16, 64
 ZMMS = 32
 
@@ -503,5 +503,47 @@ ENTRY vmovdqu8_store {
         semantics=_TDPBUSD.replace("ENTRY tdpbusd", "ENTRY tdpbssd").replace(
             "  a32 = s32[`m`,`4 * k`] convert(as)",
             "  asg = s8[`m`,`4 * k`] bitcast-convert(as)\n  a32 = s32[`m`,`4 * k`] convert(asg)"))
-    amx.tile_only = ("tdpbssd",)
+
+    # (34) vpermt2b zmm(dst), zmm(idx), zmm(b) with dst = a on entry (AVX512_VBMI): byte i of the
+    #      result is byte idx[i] & 127 of the 128 bytes a ++ b (the middle end's repacking of
+    #      row-major weights into the VNNI layout); last, as tdpbssd
+    amx.add_instruction(
+        "vpermt2b", alpha={}, beta=["dst", "a", "idx", "b"], inputs=[zmm("a"), zmm("idx"), zmm("b")],
+        output=zmm("dst"),
+        doc="VPERMT2B: zmm[dst] = (zmm[a] ++ zmm[b])[zmm[idx] & 127] per byte (as the intrinsic "
+            "_mm512_permutex2var_epi8: any dst; the C compiler adds the move the destructive encoding needs)",
+        semantics="""
+ENTRY vpermt2b {
+  a = u8[1,64] parameter(0)
+  i = u8[1,64] parameter(1)
+  b = u8[1,64] parameter(2)
+  ab = u8[2,64] concatenate(a, b), dimensions={0}
+  t = u8[128] reshape(ab)
+  ir = u8[64] reshape(i)
+  m = u8[] constant(127)
+  mb = u8[64] broadcast(m), dimensions={}
+  k = u8[64] and(ir, mb)
+  k32 = s32[64] convert(k)
+  k2 = s32[64,1] reshape(k32)
+  g = u8[64] gather(t, k2), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT y = u8[1,64] reshape(g)
+}""")
+
+    # (35) vpmovdb xmm(dst), zmm(src): each s32 lane's low byte (truncation) into the low 128 bits
+    #      of zmm(dst), the upper 384 bits zeroed (EVEX): the store of an s8 x s8 -> s8 dot, whose
+    #      sums wrap modulo 256
+    amx.add_instruction(
+        "vpmovdb", alpha={}, beta=["dst", "src"], inputs=[zmm("src")], output=zmm("dst"),
+        doc="VPMOVDB xmm, zmm: the low byte of each u32 lane -> bytes 0..15 of zmm[dst], rest zero",
+        semantics="""
+ENTRY vpmovdb {
+  x = u8[1,64] parameter(0)
+  r = u8[16,4] reshape(x)
+  s = u8[16,1] slice(r), slice={[0:16], [0:1]}
+  b = u8[16] reshape(s)
+  z = u8[] constant(0)
+  p = u8[64] pad(b, z), padding=0_48
+  ROOT y = u8[1,64] reshape(p)
+}""")
+    amx.tile_only = ("tdpbssd", "vpermt2b", "vpmovdb")
     return amx

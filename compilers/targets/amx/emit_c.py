@@ -1,6 +1,6 @@
 """AMX's emitter: a :class:`~compilers.program.Program` for target ``amx`` -> one C translation unit
 using <immintrin.h> intrinsics (gcc 12: ``-O2 -march=sapphirerapids``, or -mamx-tile -mamx-int8
--mamx-bf16 -mavx512f -mavx512bw).
+-mamx-bf16 -mavx512f -mavx512bw -mavx512vbmi).
 
 The unit defines ``void accv_<name>(uint8_t *hbm)``: ``hbm`` is the program's HBM image (inputs
 already placed at their ``.input`` addresses; at least ``hbm_size`` bytes); the function writes the
@@ -32,6 +32,7 @@ from semantics.errors import AccvError
 from ...isa import Accelerator
 from ...program import Concrete, Program
 from .description import TILE_BYTES, TILE_ROWS, TILES, ZMMS
+from .reroll import Run, reroll
 
 __all__ = ["EmitError", "TEMPLATES", "fill", "emit_c", "tile_config", "native_amx_available", "REQUIRED_FLAGS"]
 
@@ -140,6 +141,8 @@ int main(void)
     "vpmaxsb": "z${dst} = _mm512_max_epi8(z${a}, z${b});",
     "vpminub": "z${dst} = _mm512_min_epu8(z${a}, z${b});",
     "vpmaxub": "z${dst} = _mm512_max_epu8(z${a}, z${b});",
+    "vpermt2b": "z${dst} = _mm512_permutex2var_epi8(z${a}, z${idx}, z${b});",
+    "vpmovdb": "z${dst} = _mm512_zextsi128_si512(_mm512_cvtepi32_epi8(z${src}));",
 }
 
 _HOLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -209,8 +212,15 @@ def _ident(name: str) -> str:
     return s if s and not s[0].isdigit() else f"k_{s}"
 
 
-def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel", with_main: bool = False) -> str:
-    """The C translation unit for ``program`` (see the module docstring)."""
+#: programs longer than this are emitted with their repeating runs as loops (:mod:`.reroll`), so
+#: that a C compiler builds a tiled layer's unit in seconds; shorter ones stay one line each
+REROLL_ABOVE = 2048
+
+
+def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel", with_main: bool = False,
+           reroll_above: int = REROLL_ABOVE) -> str:
+    """The C translation unit for ``program`` (see the module docstring); a program of more than
+    ``reroll_above`` instructions has its repeating runs emitted as loops."""
     if acc is None:
         from .. import load_target
         acc = load_target("amx")
@@ -229,14 +239,36 @@ def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel
         broken = d.check(env)
         if broken is not None:
             raise EmitError(f"instruction {i} '{ins}': constraint {broken} is violated")
-        for k in ("dst", "src", "a", "b") if ins.name.startswith("v") else ():
+        for k in ("dst", "src", "a", "b", "idx") if ins.name.startswith("v") else ():
             if k in env:
                 if not 0 <= env[k] < ZMMS:
                     raise EmitError(f"instruction {i} '{ins}': zmm{env[k]} does not exist")
                 zmm_used.add(env[k])
+
+    def line(ins: Concrete, moving: dict[str, int] | None = None) -> str:
         holes = set(_HOLE.findall(TEMPLATES[ins.name]))
-        line = fill(ins.name, **{k: v for k, v in env.items() if k in holes})
-        body.append(f"    {line}   /* ({i}) {ins} */")
+        vals: dict[str, object] = {k: v for k, v in ins.env.items() if k in holes}
+        for k, step in (moving or {}).items():
+            if step and k in vals:
+                vals[k] = f"{vals[k]} + j_ * {step}"
+        return fill(ins.name, **vals)
+
+    instrs = program.instructions
+    items = reroll(instrs) if len(instrs) > reroll_above else list(instrs)
+    i = 0
+    for it in items:
+        if isinstance(it, Run):
+            last = it.start + it.period * it.count - 1
+            body.append(f"    for (long j_ = 0; j_ < {it.count}; j_++) {{   /* ({it.start}..{last}): "
+                        f"{it.count} x {it.period} */")
+            for k in range(it.period):
+                c = instrs[it.start + k]
+                body.append(f"        {line(c, dict(it.steps[k]))}   /* {c} */")
+            body.append("    }")
+            i = last + 1
+        else:
+            body.append(f"    {line(it)}   /* ({i}) {it} */")
+            i += 1
     uses_tiles = any(ins.name in _TILE_INSTRS for ins in program.instructions)
     tilecfg = ""
     if uses_tiles:
@@ -255,7 +287,7 @@ def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel
                 main=fill("main", name=fname) if with_main else "")
 
 
-REQUIRED_FLAGS = ("amx_tile", "amx_int8", "amx_bf16", "avx512f", "avx512bw")
+REQUIRED_FLAGS = ("amx_tile", "amx_int8", "amx_bf16", "avx512f", "avx512bw", "avx512_vbmi")
 
 
 def native_amx_available(cpuinfo: str | Path = "/proc/cpuinfo") -> tuple[bool, str]:

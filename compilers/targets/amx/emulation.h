@@ -344,6 +344,14 @@ ACCV_OP __m128i _mm512_cvtusepi32_epi8(__m512i x)
     return r;
 }
 
+/* VPMOVDB: each u32 lane's low byte (truncation) */
+ACCV_OP __m128i _mm512_cvtepi32_epi8(__m512i x)
+{
+    __m128i r;
+    ACCV_LANES(16, r.v.u8[i_] = (uint8_t)x.v.u32[i_]);
+    return r;
+}
+
 ACCV_OP void _mm512_mask_cvtusepi32_storeu_epi8(void *p, __mmask16 k, __m512i x)
 {
     __m128i s = _mm512_cvtusepi32_epi8(x);
@@ -389,6 +397,14 @@ ACCV_INT2(_mm512_min_epi8, 64, int8_t, i8, x_ < y_ ? x_ : y_)
 ACCV_INT2(_mm512_max_epi8, 64, int8_t, i8, x_ > y_ ? x_ : y_)
 ACCV_INT2(_mm512_min_epu8, 64, uint8_t, u8, x_ < y_ ? x_ : y_)
 ACCV_INT2(_mm512_max_epu8, 64, uint8_t, u8, x_ > y_ ? x_ : y_)
+
+/* VPERMT2B (AVX512_VBMI): byte i is byte idx[i] & 127 of a ++ b */
+ACCV_OP __m512i _mm512_permutex2var_epi8(__m512i a, __m512i idx, __m512i b)
+{
+    __m512i r;
+    ACCV_LANES(64, { unsigned j_ = idx.v.u8[i_] & 127u; r.v.u8[i_] = j_ < 64 ? a.v.u8[j_] : b.v.u8[j_ - 64]; });
+    return r;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* AMX                                                                                          */

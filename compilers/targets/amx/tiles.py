@@ -7,6 +7,9 @@ for ``f32[M,N] dot(bf16[M,K], bf16[K,N])``: 16 rows x 32 bf16 x 16 blocks, B in 
 = ``tilezero`` then ``tdpbf16ps``, the f32 accumulators stored raw. Its result is the blocked sum
 of :mod:`.bf16_sum` (bit for bit) and within that module's bound of the reference's f32 chain.
 
+- Row-major weights (``GEMM_TILES.row_major_b``, ``GEMM_TILES_BF16.row_major_b``): B as a user
+  keeps it; the program builds the VNNI (pair) copy itself with ``vpermt2b`` byte permutes
+  (:func:`_pack_b`, :func:`_pack_b_bf16`; index vectors in the constant section, zmm8..zmm21).
 - Every tile is used with one shape, 16 rows x 64 bytes (palette 1 has one configuration per
   program, :mod:`.emit_c`): ``pack`` first copies A and B's image into whole-block copies whose
   bytes past the matrix are zero (``vmovdqu8`` masked loads and stores, at most 64 bytes each),
@@ -19,7 +22,8 @@ of :mod:`.bf16_sum` (bit for bit) and within that module's bound of the referenc
   stored raw, or ``vcvtdq2ps``, ``vmulps`` by the scale (omitted for 1.0), ``vmaxps`` / ``vminps``
   with -128.0 / 127.0, ``vcvtps2dq`` (round to nearest even), ``vpmaxsd`` with 0 for ReLU,
   ``vpaddd`` 128, ``vpmovusdb`` (the values are now 0..255), ``vpsubb`` 0x80 (back to s8) and a
-  masked store of the row's bytes.
+  masked store of the row's bytes; for an s8 x s8 -> s8 dot (``Tail.wrap``) ``vpmovdb`` (each
+  lane's low byte: the wrapping sum modulo 256) and the store.
 
 Why this is the tail: the clamp bounds are integers, so clamping before the round-to-integer
 equals clamping after it, and a clamped value cannot overflow ``vcvtps2dq``; ``f32(x) * scale``
@@ -29,6 +33,7 @@ of an integer x is 0 or at least |scale| in magnitude, never subnormal for the s
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 from typing import Any
@@ -58,13 +63,13 @@ def _scale_ok(scale: float) -> str | None:
 
 
 def _constants(tail: Any) -> bytes:
-    if tail.raw:
+    if tail.raw or tail.wrap:
         return b""
     return struct.pack("<fffiI", tail.scale, -128.0, 127.0, 128, 0x80808080)
 
 
 def _prologue(at: int, tail: Any) -> list[Concrete]:
-    if tail.raw:
+    if tail.raw or tail.wrap:
         return []
     out = [_c("vbroadcastss", dst=z, addr=at + 4 * i) for i, z in enumerate(_CONSTS)]
     return out + [_c("vpxord", dst=ZERO, a=ZERO, b=ZERO)]
@@ -101,6 +106,9 @@ def _store(r: int, c: int, dram: int, acc: int, bias_dram: int, scratch: int, st
         if tail.raw:
             out.append(_c("vmovdqu8_store", n=4 * c, src=W, addr=dram + row * stride))
             continue
+        if tail.wrap:       # the low byte of each lane (an s8 x s8 -> s8 dot)
+            out += [_c("vpmovdb", dst=W, src=W), _c("vmovdqu8_store", n=c, src=W, addr=dram + row * stride)]
+            continue
         out.append(_c("vcvtdq2ps", dst=W, src=W))
         if tail.scale != 1.0:
             out.append(_c("vmulps", dst=W, a=W, b=SCALE))
@@ -118,6 +126,82 @@ def _mul_bf16(r: int, kk: int, c: int, a: int, b: int, acc: int, accumulate: int
     return out + [_c("tdpbf16ps", m=TILE_ROWS, k=TILE_BYTES // 4, n=TILE_BYTES // 4, c=acc, a=a, b=b)]
 
 
+# the row-major B repack (``pack_b``): index vectors and working registers (zmm8 and up)
+IP0, IP1, IO0, IO1, ZR = 8, 9, 10, 11, 12
+_R = (13, 14, 15, 16)
+_P, _Q, _O = (17, 18), (19, 20), 21
+
+
+def _vnni_indices() -> bytes:
+    """vpermt2b index vectors of the VNNI repack: ``IP_h`` pairs rows 0 and 1 (or 2 and 3) column
+    by column (byte 2j + t = row t's column 32h + j); ``IO_e`` interleaves two such pair vectors
+    into 4-byte groups (byte 4j + t = pair t // 2's byte 2(16e + j) + t % 2)."""
+    ip = [bytes((64 * (i % 2) + 32 * h + i // 2) for i in range(64)) for h in (0, 1)]
+    io = [bytes((64 * ((i % 4) // 2) + 2 * (16 * e + i // 4) + i % 2) for i in range(64)) for e in (0, 1)]
+    return b"".join(ip + io)
+
+
+def _constants_rows(tail: Any) -> bytes:
+    return _constants(tail) + _vnni_indices()
+
+
+def _prologue_rows(at: int, tail: Any) -> list[Concrete]:
+    at_idx = at + len(_constants(tail))
+    return _prologue(at, tail) + [_c("vmovdqu8_load", n=64, dst=z, addr=at_idx + 64 * i)
+                                  for i, z in enumerate((IP0, IP1, IO0, IO1))] + [_c("vpxord", dst=ZR, a=ZR, b=ZR)]
+
+
+def _pack_b(rows: int, n: int, krows: int, src: int, dst: int, src_stride: int, dst_stride: int) -> list[Concrete]:
+    """``rows`` VNNI rows (4 rows of K each, ``krows`` of them present, the rest zero) of an
+    ``n``-column row-major s8 B into the packed copy: per 64 columns, four row loads, two pair
+    permutes per half, one interleave and one store per 16 columns (4 bytes a column)."""
+    out: list[Concrete] = []
+    for r in range(rows):
+        present = min(4, krows - 4 * r)
+        for n0 in range(0, n, 64):
+            cw = min(64, n - n0)
+            regs = []
+            for t in range(4):
+                if t < present:
+                    out.append(_c("vmovdqu8_load", n=cw, dst=_R[t], addr=src + (4 * r + t) * src_stride + n0))
+                    regs.append(_R[t])
+                else:
+                    regs.append(ZR)
+            halves = -(-cw // 32)
+            for h in range(halves):
+                out.append(_c("vpermt2b", dst=_P[h], a=regs[0], idx=(IP0, IP1)[h], b=regs[1]))
+                out.append(_c("vpermt2b", dst=_Q[h], a=regs[2], idx=(IP0, IP1)[h], b=regs[3]))
+            for q in range(-(-cw // 16)):
+                out.append(_c("vpermt2b", dst=_O, a=_P[q // 2], idx=(IO0, IO1)[q % 2], b=_Q[q // 2]))
+                out.append(_c("vmovdqu8_store", n=4 * min(16, cw - 16 * q), src=_O,
+                              addr=dst + r * dst_stride + 4 * (n0 + 16 * q)))
+    return out
+
+
+def _pack_b_bf16(rows: int, n: int, krows: int, src: int, dst: int, src_stride: int,
+                 dst_stride: int) -> list[Concrete]:
+    """``rows`` pair rows (2 rows of K each, ``krows`` present) of an ``n``-column row-major bf16 B
+    into the packed copy: per 32 columns, two row loads and per 16 columns one interleave of 2-byte
+    elements (``IO_e``: byte 4j + t = row t // 2's byte 2(16e + j) + t % 2) and one store."""
+    out: list[Concrete] = []
+    for r in range(rows):
+        present = min(2, krows - 2 * r)
+        for n0 in range(0, n, 32):
+            cw = min(32, n - n0)
+            regs = []
+            for t in range(2):
+                if t < present:
+                    out.append(_c("vmovdqu8_load", n=2 * cw, dst=_R[t], addr=src + (2 * r + t) * src_stride + 2 * n0))
+                    regs.append(_R[t])
+                else:
+                    regs.append(ZR)
+            for q in range(-(-cw // 16)):
+                out.append(_c("vpermt2b", dst=_O, a=regs[0], idx=(IO0, IO1)[q], b=regs[1]))
+                out.append(_c("vmovdqu8_store", n=4 * min(16, cw - 16 * q), src=_O,
+                              addr=dst + r * dst_stride + 4 * (n0 + 16 * q)))
+    return out
+
+
 GEMM_TILES_BF16 = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_blocks=6, acc_blocks=2,
                             scale_ok=_scale_ok, layouts=("", "{1,0:T(2,1)}"), one_block_to_act=False,
                             b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
@@ -125,9 +209,20 @@ GEMM_TILES_BF16 = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), oper
                             prologue=_prologue, pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul_bf16,
                             store=_store, dtype="bf16", blocked_sum=blocked_sum, sum_bound=sum_bound)
 
+#: f32 layers of bf16 operands whose weights are row-major: the program builds the pair layout
+GEMM_TILES_BF16_ROWS = dataclasses.replace(GEMM_TILES_BF16, layouts=("", ""), constants=_constants_rows,
+                                           prologue=_prologue_rows, pack_b=_pack_b_bf16)
+GEMM_TILES_BF16 = dataclasses.replace(GEMM_TILES_BF16, row_major_b=GEMM_TILES_BF16_ROWS)
+
 GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_blocks=6, acc_blocks=2,
                  scale_ok=_scale_ok, layouts=("", "{1,0:T(4,1)}"), one_block_to_act=False,
                  b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,
                  pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store,
-                 others=(GEMM_TILES_BF16,))
+                 others=(GEMM_TILES_BF16,), low_byte=True)
+
+#: int8 layers whose weights are row-major (as a user keeps them): the program repacks B into the
+#: VNNI layout itself (:func:`_pack_b`, counted in its cost) before the tiles read it
+GEMM_TILES_ROWS = dataclasses.replace(GEMM_TILES, layouts=("", ""), constants=_constants_rows,
+                                      prologue=_prologue_rows, pack_b=_pack_b)
+GEMM_TILES = dataclasses.replace(GEMM_TILES, row_major_b=GEMM_TILES_ROWS)

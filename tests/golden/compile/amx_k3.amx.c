@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
-#define ACCV_HBM_SIZE 1048576u
+#define ACCV_HBM_SIZE 8388608u
 #define I2PS(x) _mm512_castsi512_ps(x)
 #define PS2I(x) _mm512_castps_si512(x)
 #define ACCV_MASK(n) ((__mmask64)((n) >= 64 ? ~0ULL : ((1ULL << (n)) - 1)))
