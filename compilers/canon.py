@@ -53,6 +53,7 @@ from semantics.dtypes import DTYPES
 from semantics.graph import ComputationBuilder, GraphBuilder
 from semantics.interp import evaluate
 from semantics.ir import Attrs, Computation, Graph, Instruction, Literal
+from semantics.ops import REGISTRY
 from semantics.types import TensorType
 
 __all__ = ["Canonical", "FOLDABLE", "MOVES", "canonicalize"]
@@ -65,6 +66,7 @@ MOVES = frozenset({"reshape", "broadcast", "transpose", "copy", "bitcast"})
 #: chains over more elements than this are left as they are (their evaluation would cost more
 #: than it can save)
 MAX_CHAIN_ELEMENTS = 1 << 24
+_ELEMENTWISE = frozenset(n for n, d in REGISTRY.items() if d.category == "elementwise")
 _INTS = frozenset({"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"})
 _FLOATS = frozenset({"f32", "bf16"})
 
@@ -76,6 +78,7 @@ CLIP_RULES = {
                 "convert_s8(minimum(maximum(x, lo), hi)) => convert_s8(clamp(lo, x, hi))"),
 }
 SAME_TYPE_CONVERT = "convert(x, T) => x (same type)"
+DOT_TRANSPOSED_A = "dot(transpose(a), b) => dot(a, b, lc=0)"
 RELU_OUT_OF_CLIP = "convert_s8(clamp(-128, maximum(x, 0), 127)) => maximum(convert_s8(clamp(-128, x, 127)), 0)"
 
 
@@ -132,6 +135,7 @@ class _Pass:
         self.new: dict[str, Instruction] = {}
         self.sub: dict[str, str] = {}
         self.applied: list[str] = []
+        self.sunk: set[str] = set()          # elementwise results computed in a contraction's shape
 
     # -- the pass --------------------------------------------------------------------------------
 
@@ -143,7 +147,7 @@ class _Pass:
                 done = self._identity(ins, ops)
             if done is None:
                 done = (self._fold(ins, ops) or self._chain(ins, ops) or self._clip(ins, ops)
-                        or self._relu(ins, ops))
+                        or self._relu(ins, ops) or self._gemv(ins, ops) or self._sink(ins, ops))
             if done is None:
                 self._emit(ins.name, ins.opcode, ops, ins.attrs, ins.type, ins)
                 done = ins.name
@@ -178,13 +182,13 @@ class _Pass:
         gb.add_computation(cb.build(), entry=True)
         return gb.build()
 
-    def _passes(self, text: str, dtype: str) -> bool:
+    def _passes(self, text: str, dtype: str, rank: int = 1) -> bool:
         if self.gate is None:
             return False
         if not RULES:
             load_library()
         rule = RULES.get(text)
-        return rule is not None and dtype in rule.dtypes and self.gate.passes(rule, dtype, 1)
+        return rule is not None and dtype in rule.dtypes and self.gate.passes(rule, dtype, rank)
 
     # -- rewrites ----------------------------------------------------------------------------------
 
@@ -216,32 +220,97 @@ class _Pass:
         """A chain of moves ending at ``ins`` as one move (module doc), where it is one."""
         if not _is_move(ins, lambda n: self.new[n]):
             return None
-        chain = [ins]
-        src = ops[0]
+        return self._moves_as_one(ins.name, ops[0], [(ins.opcode, ins.attrs, ins.type)], ins)
+
+    def _moves_as_one(self, name: str, first: str, tail: list[tuple[str, Attrs, object]],
+                      like: Instruction) -> str | None:
+        """The moves ``tail`` applied to ``first`` (itself looked through the moves that make it)
+        as one instruction named ``name``: the source itself, or one reshape / broadcast / transpose
+        with the same value on the source's iota (module doc); None where the chain is not one."""
+        chain = list(tail)
+        src = first
         while _is_move(self.new[src], lambda n: self.new[n]):
-            chain.append(self.new[src])
-            src = self.new[src].operands[0]
-        chain.reverse()
+            c = self.new[src]
+            chain.insert(0, (c.opcode, c.attrs, c.type))
+            src = c.operands[0]
         s = self.new[src].tensor_type
-        out = ins.tensor_type
+        out = chain[-1][2]
+        assert isinstance(out, TensorType)
         if s.size > MAX_CHAIN_ELEMENTS or s.size == 0 or out.size > MAX_CHAIN_ELEMENTS:
             return None
-        is_root = ins.name == self.src.root
-        if len(chain) == 1 and (is_root or ins.opcode == "copy" or out.shape != s.shape):
+        is_root = name == self.src.root
+        opcode0 = chain[-1][0]
+        if len(chain) == 1 and (is_root or opcode0 == "copy" or (out.shape != s.shape and not _adds_unit_dims(s, out))):
             return None
         # the chain's index map: evaluated on S's iota with the operands' own layouts
         index = np.arange(s.size, dtype=np.int64).reshape(s.shape)
-        got = _run_moves(src, s, [(c.name, c.opcode, c.attrs, c.type) for c in chain], index)
-        if not is_root and out.shape == s.shape and np.array_equal(got, index) and _plain(s, out):
-            self.applied.append(f"move-identity {ins.name}")
+        got = _run_moves(src, s, [(f"m{k}", op, at, t) for k, (op, at, t) in enumerate(chain)], index)
+        same = out.shape == s.shape and np.array_equal(got, index) and _plain(s, out)
+        if same and not is_root:
+            self.applied.append(f"move-identity {name}")
             return src
-        if len(chain) == 1:
-            return None
+        if same:       # the root keeps an instruction of its own
+            self.applied.append(f"move-identity {name} (copy)")
+            return self._emit(name, "copy", (src,), Attrs(), out, like)
         for opcode, attrs in _candidates(s, out, got):
-            if np.array_equal(_run_moves(src, s, [(ins.name, opcode, Attrs(attrs), out)], index), got):
-                self.applied.append(f"move-chain {ins.name} ({len(chain)} -> {opcode})")
-                return self._emit(ins.name, opcode, (src,), Attrs(attrs), out, ins)
+            if len(chain) == 1 and opcode == opcode0:
+                return None             # already the canonical single move
+            if np.array_equal(_run_moves(src, s, [("m", opcode, Attrs(attrs), out)], index), got):
+                self.applied.append(f"move-chain {name} ({len(chain)} -> {opcode})")
+                return self._emit(name, opcode, (src,), Attrs(attrs), out, like)
         return None
+
+    def _gemv(self, ins: Instruction, ops: tuple[str, ...]) -> str | None:
+        """``dot(L, R)`` contracting a ``[K, 1]`` L on its dimension 0 (XLA's GEMV) as the dot of
+        L's ``[1, K]`` view contracting dimension 1: rule ``dot(transpose(a), b) => dot(a, b,
+        lc=0)`` read right to left, and the transpose of a ``[K, 1]`` matrix is its reshape."""
+        if ins.opcode != "dot" or ins.attrs.get("lhs_contracting_dims") != (0,) \
+                or ins.attrs.get("lhs_batch_dims", ()) or ins.attrs.get("rhs_batch_dims", ()):
+            return None
+        lhs = self.new[ops[0]]
+        lt = lhs.tensor_type
+        if lt.rank != 2 or lt.shape[1] != 1 or not self._passes(DOT_TRANSPOSED_A, _dtype(lhs), 2):
+            return None
+        view = TensorType(lt.dtype, (1, lt.shape[0]))
+        a = self._moves_as_one(self._fresh(f"{ins.name}.a"), ops[0], [("reshape", Attrs(), view)], ins)
+        if a is None:
+            a = self._emit(self._fresh(f"{ins.name}.a"), "reshape", (ops[0],), Attrs(), view, ins)
+        attrs = Attrs(tuple((k, (1,) if k == "lhs_contracting_dims" else v) for k, v in ins.attrs))
+        self.applied.append(f"gemv {ins.name}")
+        return self._emit(ins.name, "dot", (a, ops[1]), attrs, ins.type, ins)
+
+    def _sink(self, ins: Instruction, ops: tuple[str, ...]) -> str | None:
+        """An elementwise op of a contraction's result read through a view (XLA's bitcasts after
+        a dot) computed in the contraction's shape, the view moved after it: elementwise
+        operators act element by element, so they commute with any move (module doc)."""
+        if not isinstance(ins.type, TensorType) or not (ins.opcode in _ELEMENTWISE or ins.opcode == "convert"):
+            return None
+        views = [self.new[o] for o in ops if self.new[o].opcode in ("reshape", "bitcast")
+                 and _is_move(self.new[o], lambda n: self.new[n])]
+        srcs = [self.new[v.operands[0]] for v in views]
+        if not srcs or not all(x.name in self.sunk or x.opcode in ("dot", "convolution") for x in srcs):
+            return None
+        shape = srcs[0].tensor_type.shape
+        if any(x.tensor_type.shape != shape for x in srcs) or not all(_row_major(x.tensor_type) for x in srcs) \
+                or not _row_major(ins.tensor_type):
+            return None
+        new_ops = []
+        for o in ops:
+            x = self.new[o]
+            if x in views:
+                new_ops.append(x.operands[0])
+            elif _bcast_const(x, self.new):
+                new_ops.append(self._emit(self._fresh(f"{o}.s"), "broadcast", (x.operands[0],), Attrs.of(dimensions=()),
+                                          TensorType(x.tensor_type.dtype, shape), ins))
+            else:
+                t = TensorType(x.tensor_type.dtype, shape)
+                y = self._moves_as_one(self._fresh(f"{o}.s"), o, [("reshape", Attrs(), t)], ins)
+                new_ops.append(y or self._emit(self._fresh(f"{o}.s"), "reshape", (o,), Attrs(), t, ins))
+        inner = self._emit(self._fresh(f"{ins.name}.s"), ins.opcode, tuple(new_ops), ins.attrs,
+                           TensorType(ins.tensor_type.dtype, shape), ins)
+        self.sunk.add(inner)
+        self.applied.append(f"sink {ins.name}")
+        return self._emit(ins.name, "reshape", (inner,), Attrs(), ins.type, ins)
 
     def _clip(self, ins: Instruction, ops: tuple[str, ...]) -> str | None:
         """``minimum``/``maximum`` with constant bounds as ``clamp`` (module doc)."""
@@ -316,6 +385,16 @@ def _bcast_const(ins: Instruction, new: dict[str, Instruction]) -> bool:
             and new[ins.operands[0]].opcode == "constant" and new[ins.operands[0]].tensor_type.rank == 0)
 
 
+def _adds_unit_dims(s: TensorType, out: TensorType) -> bool:
+    """``out``'s shape is ``s``'s with dimensions of size 1 inserted (a reshape that is a broadcast)."""
+    return out.rank > s.rank and tuple(d for d in out.shape if d != 1) == tuple(d for d in s.shape if d != 1)
+
+
+def _row_major(t: TensorType) -> bool:
+    lay = t.layout
+    return lay is None or (tuple(lay.minor_to_major) == tuple(range(t.rank - 1, -1, -1)) and not lay.tiles)
+
+
 def _plain(s: TensorType, out: TensorType) -> bool:
     """The two types have the same layout (dropping the chain keeps the value's layout)."""
     return s.effective_layout == out.effective_layout
@@ -340,16 +419,18 @@ def _run_moves(src: str, s: TensorType, chain: list[tuple[str, str, Attrs, objec
 
 def _candidates(s: TensorType, out: TensorType, got: np.ndarray
                 ) -> list[tuple[str, tuple[tuple[str, object], ...]]]:
-    """Single moves of ``s`` that may give ``out`` (each is then evaluated and compared)."""
+    """Single moves of ``s`` that may give ``out`` (each is then evaluated and compared): a
+    broadcast first (a reshape that only adds unit dimensions reads as the broadcast the
+    recognizers look for), then a reshape, then the transposes."""
     cands: list[tuple[str, tuple[tuple[str, object], ...]]] = []
+    if s.rank <= out.rank:
+        for dims in itertools.islice(itertools.combinations(range(out.rank), s.rank), 256):
+            if all(out.shape[d] == n for d, n in zip(dims, s.shape, strict=True)):
+                cands.append(("broadcast", (("dimensions", dims),)))
     if s.size == out.size:
         cands.append(("reshape", ()))
         if s.rank == out.rank and sorted(s.shape) == sorted(out.shape) and s.rank <= 6:
             for perm in itertools.permutations(range(s.rank)):
                 if tuple(s.shape[p] for p in perm) == out.shape and perm != tuple(range(s.rank)):
                     cands.append(("transpose", (("dimensions", perm),)))
-    if s.rank <= out.rank:
-        for dims in itertools.islice(itertools.combinations(range(out.rank), s.rank), 256):
-            if all(out.shape[d] == n for d, n in zip(dims, s.shape, strict=True)):
-                cands.append(("broadcast", (("dimensions", dims),)))
     return cands

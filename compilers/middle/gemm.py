@@ -15,7 +15,7 @@ The forms recognized (M, K, N >= 1; the dot contracts A's last dimension with B'
          | convert_s8(clamp(-128., round_ne(convert_f32(acc')), 127.))
     out' = out | maximum(out, broadcast(0 s8))                         ReLU (either operand order)
 
-A root ``copy`` is looked through; a scale is a constant or the bitcast of a u32 constant. The
+A root ``copy`` or row-major reshape of the result (the same bytes) is looked through; a scale is a constant or the bitcast of a u32 constant. The
 product may also be a 1x1 convolution ``s32[N,H,W,K] convolution(x s8[N,H,W,C], w s8[1,1,C,K]),
 window={size=1x1}, dim_labels=b01f_01io->b01f`` (bias broadcast along the last dimension): in
 row-major bytes it is the GEMM of x as [N*H*W, C] and w as [C, K], with the result [N*H*W, K]
@@ -150,7 +150,7 @@ def tail_of(comp: Computation, cur: Instruction) -> tuple[Instruction, Tail] | N
     """The accumulation under the module doc's tail (``out'`` down to ``acc'``, any rank) and the
     :class:`Tail`, from the root ``cur`` (a ``copy`` is looked through); None when the tail is
     not one of those forms. :mod:`.conv` reads its layers' tails with it too."""
-    while cur.opcode == "copy":
+    while cur.opcode == "copy" or (cur.opcode in ("reshape", "bitcast") and _same_bytes(comp[cur.operands[0]], cur)):
         cur = comp[cur.operands[0]]
     relu = False
     if cur.opcode == "maximum" and _dtype(cur) == "s8":
@@ -252,6 +252,13 @@ def recognize(graph: Graph) -> Gemm | None:
     types = tuple(comp[p].tensor_type for p in comp.params)
     return Gemm(m, k, n, a, b, bias, tail, len(comp.params), types,
                 tuple(graph.result_types[0].shape))
+
+
+def _same_bytes(src: Instruction, view: Instruction) -> bool:
+    """``view`` is ``src``'s bytes in another shape (a row-major reshape of the same element type)."""
+    a, b = src.type, view.type
+    return (isinstance(a, TensorType) and isinstance(b, TensorType) and a.dtype == b.dtype and a.size == b.size
+            and _row_major(a) and _row_major(b))
 
 
 def _row_major(t: TensorType) -> bool:

@@ -148,6 +148,7 @@ class Plan:
     consts_at: int
     scratch_at: int
     panels: int = 1            # A row panels on chip: 2 = the next chunk's loads while this one runs
+    b_block: int = 0           # >0: B's packed copy is column-block-major, this many bytes a column block
 
 
 def _align(x: int) -> int:
@@ -219,12 +220,18 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
     end = _align(out_at + g.m * g.n * (4 if g.tail.raw else 1))
     a_view, b_view = (a_at, kb), (b_at, b_pitch)
     consts_at = scratch_at = end
+    b_block = 0
     if t.pack is not None:        # packed copies: whole blocks, zero beyond the matrix
-        a_pitch, bp_pitch = kt * bk, nt * bn * gb
+        # B's copy column-block-major (each column block's rows bn * gb bytes apart), so a block's
+        # row stride stays one block row whatever N is
+        a_pitch, bp_pitch = kt * bk, bn * gb
+        b_block = kt * (bk // gb) * bp_pitch
         a_view, end = (end, a_pitch), _align(end + mt * bm * a_pitch)
-        b_view, end = (end, bp_pitch), _align(end + kt * (bk // gb) * bp_pitch)
-    check_strides(t, {"A": max(kb, a_view[1]), "B": max(b_pitch, b_view[1]),
-                      "output": g.n * (4 if g.tail.raw else 1)})
+        b_view, end = (end, bp_pitch), _align(end + nt * b_block)
+    # the tile loads read with a stride: the packed copies where there are (the packing reads
+    # the user's rows by address), else the operands themselves
+    check_strides(t, {"A": a_view[1], "B": b_view[1]} if t.pack is not None else
+                  {"A": kb, "B": b_pitch, "output": g.n * (4 if g.tail.raw else 1)})
     nconst = len(t.constants(g.tail))
     if nconst:
         consts_at, end = end, _align(end + nconst)
@@ -233,7 +240,7 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
     if end > hbm_size:
         raise TileError(f"the layer's operands and result need {end} bytes of HBM, the description has {hbm_size}")
     return Plan(g, t.block, chunk, b_resident, a_resident, a_at, b_at, bias_at, out_at, end, a_view, b_view,
-                consts_at, scratch_at, panels)
+                consts_at, scratch_at, panels, b_block)
 
 
 class _Background:
@@ -275,6 +282,8 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
         return q * len(cols) + j if p.b_resident else use % 2
 
     def b_addr(q0: int, j0: int) -> int:
+        if p.b_block:               # the column-block-major copy (plan)
+            return b_src + (j0 // bn) * p.b_block + (q0 // gb) * b_pitch
         return b_src + (q0 // gb) * b_pitch + j0 * gb
 
     if t.pack is not None:
@@ -286,9 +295,11 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
                 elem = kb // g.k                       # bytes of one element; gb // elem rows a group
                 krows = min(gb // elem * r, g.k - gb // elem * r0)
                 mk.emit(out, "pack_b", (r, g.n, krows), (p.b_at + r0 * bpitch, b_src + r0 * b_pitch),
-                        (g.n * elem, b_pitch))
-            else:
-                mk.emit(out, "pack", (r, bpitch), (p.b_at + r0 * bpitch, b_src + r0 * b_pitch), (bpitch, b_pitch))
+                        (g.n * elem, b_pitch, p.b_block))
+            else:                       # one column block at a time into the block-major copy
+                for j0, c in cols:
+                    mk.emit(out, "pack", (r, c * gb), (p.b_at + r0 * bpitch + j0 * gb, b_src + r0 * b_pitch
+                                                       + (j0 // bn) * p.b_block), (bpitch, b_pitch))
     def b_load(q: int, j: int) -> tuple:
         (q0, kk), (j0, c) = ks[q], cols[j]
         return ("load_b", (kk, c), (b_addr(q0, j0), oa(b_slot(q, j, 0))), (b_pitch,))

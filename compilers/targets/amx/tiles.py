@@ -41,7 +41,7 @@ from typing import Any
 from ...program import Concrete
 from ...tile_offer import TileOffer
 from .bf16_sum import blocked_sum, sum_bound
-from .description import TILE_BYTES, TILE_ROWS
+from .description import STRIDE, TILE_BYTES, TILE_ROWS
 
 __all__ = ["GEMM_TILES", "GEMM_TILES_BF16"]
 
@@ -151,10 +151,12 @@ def _prologue_rows(at: int, tail: Any) -> list[Concrete]:
                                   for i, z in enumerate((IP0, IP1, IO0, IO1))] + [_c("vpxord", dst=ZR, a=ZR, b=ZR)]
 
 
-def _pack_b(rows: int, n: int, krows: int, src: int, dst: int, src_stride: int, dst_stride: int) -> list[Concrete]:
+def _pack_b(rows: int, n: int, krows: int, src: int, dst: int, src_stride: int, dst_stride: int,
+            block_stride: int) -> list[Concrete]:
     """``rows`` VNNI rows (4 rows of K each, ``krows`` of them present, the rest zero) of an
     ``n``-column row-major s8 B into the packed copy: per 64 columns, four row loads, two pair
-    permutes per half, one interleave and one store per 16 columns (4 bytes a column)."""
+    permutes per half, one interleave and one store per 16 columns (4 bytes a column), column
+    block ``g`` of the copy ``block_stride`` bytes after block ``g - 1``."""
     out: list[Concrete] = []
     for r in range(rows):
         present = min(4, krows - 4 * r)
@@ -174,12 +176,12 @@ def _pack_b(rows: int, n: int, krows: int, src: int, dst: int, src_stride: int, 
             for q in range(-(-cw // 16)):
                 out.append(_c("vpermt2b", dst=_O, a=_P[q // 2], idx=(IO0, IO1)[q % 2], b=_Q[q // 2]))
                 out.append(_c("vmovdqu8_store", n=4 * min(16, cw - 16 * q), src=_O,
-                              addr=dst + r * dst_stride + 4 * (n0 + 16 * q)))
+                              addr=dst + r * dst_stride + (n0 // 16 + q) * block_stride))
     return out
 
 
 def _pack_b_bf16(rows: int, n: int, krows: int, src: int, dst: int, src_stride: int,
-                 dst_stride: int) -> list[Concrete]:
+                 dst_stride: int, block_stride: int) -> list[Concrete]:
     """``rows`` pair rows (2 rows of K each, ``krows`` present) of an ``n``-column row-major bf16 B
     into the packed copy: per 32 columns, two row loads and per 16 columns one interleave of 2-byte
     elements (``IO_e``: byte 4j + t = row t // 2's byte 2(16e + j) + t % 2) and one store."""
@@ -198,7 +200,7 @@ def _pack_b_bf16(rows: int, n: int, krows: int, src: int, dst: int, src_stride: 
             for q in range(-(-cw // 16)):
                 out.append(_c("vpermt2b", dst=_O, a=regs[0], idx=(IO0, IO1)[q], b=regs[1]))
                 out.append(_c("vmovdqu8_store", n=4 * min(16, cw - 16 * q), src=_O,
-                              addr=dst + r * dst_stride + 4 * (n0 + 16 * q)))
+                              addr=dst + r * dst_stride + (n0 // 16 + q) * block_stride))
     return out
 
 
@@ -207,7 +209,8 @@ GEMM_TILES_BF16 = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), oper
                             b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
                             operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants,
                             prologue=_prologue, pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul_bf16,
-                            store=_store, dtype="bf16", blocked_sum=blocked_sum, sum_bound=sum_bound)
+                            store=_store, dtype="bf16", blocked_sum=blocked_sum, sum_bound=sum_bound,
+                            max_stride=STRIDE[-1])
 
 #: f32 layers of bf16 operands whose weights are row-major: the program builds the pair layout
 GEMM_TILES_BF16_ROWS = dataclasses.replace(GEMM_TILES_BF16, layouts=("", ""), constants=_constants_rows,
@@ -219,7 +222,7 @@ GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_b
                  b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,
                  pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store,
-                 others=(GEMM_TILES_BF16,), low_byte=True)
+                 others=(GEMM_TILES_BF16,), low_byte=True, max_stride=STRIDE[-1])
 
 #: int8 layers whose weights are row-major (as a user keeps them): the program repacks B into the
 #: VNNI layout itself (:func:`_pack_b`, counted in its cost) before the tiles read it
