@@ -30,6 +30,15 @@ instance by construction, established on the instance itself with the reference 
   result to s8 (the requantizing tail), by their ``convert_s8(...)`` forms: the float forms differ
   from ``clamp`` only in a NaN's sign, which the conversion maps to 0 either way (rules in
   :mod:`rewrite_rules.minmax`).
+- **GEMV and transposed weights**: XLA's GEMV ``dot`` of a ``[K, 1]`` lhs contracted on
+  dimension 0 as the dot of its ``[1, K]`` view, and ``dot(a, transpose(b))`` as the dot
+  contracting ``b``'s last dimension (rules ``dot(transpose(a), b) => dot(a, b, lc=0)`` and
+  ``dot(a, transpose(b)) => dot(a, b, rc=1)`` of :mod:`rewrite_rules.dot`).
+- **views after a contraction**: an elementwise op of a dot's (or convolution's) result read
+  through a row-major reshape / bitcast is computed in the contraction's shape, the view moved
+  after it (an elementwise op commutes with any move; the operands are the view's source,
+  broadcast constants, or the other operand's own single move), as XLA's passes leave a layer of
+  3-D activations or a GEMV.
 - **ReLU out of the clip**: ``convert_s8(clamp(-128, maximum(x, 0), 127))`` (``jnp.maximum(y, 0)``
   before the clip) as ``maximum(convert_s8(clamp(-128, x, 127)), 0)``, the ReLU of the int8 result
   the tail recognizers read (rule of :mod:`rewrite_rules.minmax`).
@@ -79,6 +88,7 @@ CLIP_RULES = {
 }
 SAME_TYPE_CONVERT = "convert(x, T) => x (same type)"
 DOT_TRANSPOSED_A = "dot(transpose(a), b) => dot(a, b, lc=0)"
+DOT_TRANSPOSED_B = "dot(a, transpose(b)) => dot(a, b, rc=1)"
 RELU_OUT_OF_CLIP = "convert_s8(clamp(-128, maximum(x, 0), 127)) => maximum(convert_s8(clamp(-128, x, 127)), 0)"
 
 
@@ -147,7 +157,8 @@ class _Pass:
                 done = self._identity(ins, ops)
             if done is None:
                 done = (self._fold(ins, ops) or self._chain(ins, ops) or self._clip(ins, ops)
-                        or self._relu(ins, ops) or self._gemv(ins, ops) or self._sink(ins, ops))
+                        or self._relu(ins, ops) or self._gemv(ins, ops) or self._dot_bt(ins, ops)
+                        or self._sink(ins, ops))
             if done is None:
                 self._emit(ins.name, ins.opcode, ops, ins.attrs, ins.type, ins)
                 done = ins.name
@@ -278,6 +289,21 @@ class _Pass:
         attrs = Attrs(tuple((k, (1,) if k == "lhs_contracting_dims" else v) for k, v in ins.attrs))
         self.applied.append(f"gemv {ins.name}")
         return self._emit(ins.name, "dot", (a, ops[1]), attrs, ins.type, ins)
+
+    def _dot_bt(self, ins: Instruction, ops: tuple[str, ...]) -> str | None:
+        """``dot(a, transpose(b))`` (jax's ``x @ w.T``) as the dot contracting ``b``'s last
+        dimension: rule ``dot(a, transpose(b)) => dot(a, b, rc=1)``, asked of the gate at the
+        dot's result type (a mixed s8 x s8 -> s32 dot is the s32 dot of its widened operands)."""
+        if ins.opcode != "dot" or ins.attrs.get("rhs_contracting_dims") != (0,) \
+                or ins.attrs.get("lhs_batch_dims", ()) or ins.attrs.get("rhs_batch_dims", ()):
+            return None
+        t = self.new[ops[1]]
+        if t.opcode != "transpose" or tuple(t.attrs.get("dimensions", ())) != (1, 0) \
+                or not self._passes(DOT_TRANSPOSED_B, _dtype(ins), 2):
+            return None
+        attrs = Attrs(tuple((k, (1,) if k == "rhs_contracting_dims" else v) for k, v in ins.attrs))
+        self.applied.append(f"dot-transposed-b {ins.name}")
+        return self._emit(ins.name, "dot", (ops[0], t.operands[0]), attrs, ins.type, ins)
 
     def _sink(self, ins: Instruction, ops: tuple[str, ...]) -> str | None:
         """An elementwise op of a contraction's result read through a view (XLA's bitcasts after

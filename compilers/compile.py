@@ -8,8 +8,10 @@ check``), the pytest plugin, the campaign, the benchmarks and scripts.
 The pipeline (design.md's flow):
 
 0. canonical forms (:func:`compilers.canon.canonicalize`): a front end's spellings (jax's clip,
-   its bias reshape/broadcast chains, identity converts) rewritten to the forms recognized
-   below, each rewrite a gated rule instance or an identity established on the instance;
+   its bias reshape/broadcast chains, identity converts, XLA's views) rewritten to the forms the
+   middle end recognizes, each rewrite a gated rule instance or an identity established on the
+   instance; the canonical graph is for recognition only: Act (whose e-graph rewrites by the rule
+   library itself) and the row-block split compile the graph as given;
 1. the middle end (:func:`compilers.middle.compile.compile_tiled`) takes a layer larger than one
    of the target's blocks and composes its tiled program, or leaves the kernel to Act; a layer it
    takes but the target cannot run raises :class:`~compilers.errors.Unsupported`;
@@ -128,11 +130,10 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
     def block(g: Graph) -> Program:
         return compile_graph(g, acc, cost, n, max_iters, rules, time_budget).program
 
-    canonical = canonicalize(graph, gate)
-    graph = canonical.graph
+    canonical = canonicalize(graph, gate).graph
     try:
         try:
-            tiled = compile_tiled(graph, acc, block)
+            tiled = compile_tiled(canonical, acc, block, original=graph)
         except TileError as e:
             raise Unsupported(e.reason) from None
         if tiled is not None:

@@ -60,6 +60,9 @@ class TileOffer:
     the offer's B layout (``b_group`` rows of K interleaved) from ``krows`` row-major rows of ``n``
     bytes at ``src``, into the packed copy at ``dst``; ``row_major_b``: the offer to use where B is
     stored row-major (its ``pack_b`` repacks it in the program), where the target can.
+    ``transposed_b``: the offer for a B stored ``[N, K]`` row-major and contracted on its last
+    dimension (PyTorch's weights), whose ``pack_b`` reads B's rows as columns; None: such a layer
+    exits 3 saying so.
     ``low_byte``: the store path can write the low byte of each accumulator (a tail with ``wrap``:
     XLA's s8 x s8 -> s8 dot); else such a layer exits 3 saying so.
     ``max_stride``: the largest HBM row stride, in bytes, a kernel's stride flag may take (the
@@ -93,6 +96,7 @@ class TileOffer:
     pack_b: Kernel | None = None
     row_major_b: TileOffer | None = None
     low_byte: bool = False
+    transposed_b: TileOffer | None = None
 
     def for_dtype(self, dtype: str) -> TileOffer | None:
         """This offer or the one of ``others`` that tiles operands of ``dtype``, else None."""

@@ -33,9 +33,10 @@ from ..contract import Contract
 from ..isa import Accelerator
 from ..program import Program
 from .conv import Conv, conv_fits, conv_program, recognize_conv
-from .gemm import Gemm, _row_major, recognize
+from .gemm import Gemm, recognize
 from .gemm_bf16 import recognize_bf16
-from .schedule import TileTarget, _layout_ok, plan, tile_program
+from .chain import chain_layers, chain_program, split_chain
+from .schedule import TileTarget, offer_for, plan, tile_program
 
 __all__ = ["Tiled", "compile_tiled", "float_contract", "takes"]
 
@@ -59,9 +60,11 @@ def takes(g: Gemm, t: TileTarget) -> bool:
 
 
 def compile_tiled(graph: Graph, acc: Accelerator,
-                  compile_block: Callable[[Graph], Program] | None = None) -> Tiled | None:
-    """The tiled program of ``graph`` for ``acc``, or None where the middle end does not take it.
-    ``compile_block`` compiles a row-block kernel (Act's driver); without it no row blocks."""
+                  compile_block: Callable[[Graph], Program] | None = None, original: Graph | None = None) -> Tiled | None:
+    """The tiled program of ``graph`` (canonical: :mod:`compilers.canon`) for ``acc``, or None
+    where the middle end does not take it. ``compile_block`` compiles a row-block kernel (Act's
+    driver); without it no row blocks; ``original``: the graph as given, which the row-block split
+    cuts (its blocks go to Act)."""
     from ..targets import TARGETS, target_package
 
     if acc.name not in TARGETS:
@@ -72,7 +75,7 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     offer = make()
     row_block = getattr(offer, "row_block", None)
     if row_block is not None:
-        return _rows(graph, acc, offer, compile_block) if compile_block is not None else None
+        return _rows(original or graph, acc, offer, compile_block) if compile_block is not None else None
     t: TileTarget = offer  # type: ignore[assignment]
     cv = recognize_conv(graph) if conv_fits(t) else None
     g = None if cv is not None else recognize(graph) or recognize_bf16(graph)
@@ -85,11 +88,18 @@ def compile_tiled(graph: Graph, acc: Accelerator,
         if other is None:
             return None
         t = other
-    if g is not None and t.row_major_b is not None and g.param_types \
-            and not _layout_ok(g.param_types[g.b], t.layouts[1]) and _row_major(g.param_types[g.b]):
-        t = t.row_major_b          # the user's row-major weights, repacked by the program
+    if g is None and cv is None:
+        links = split_chain(graph)
+        layers = chain_layers(links, t) if links is not None else None
+        if links is not None and layers is not None:
+            t0 = time.perf_counter()
+            prog, built = chain_program(links, layers, t, acc.hbm_size, acc.name)
+            bm, _, bn = t.block
+            ntiles = sum(-(-x.m // bm) * -(-x.n // bn) for x in layers)
+            return Tiled(prog, None, built, ntiles, time.perf_counter() - t0)
     if g is None or not takes(g, t):
         return None
+    t = offer_for(g, t)
     t0 = time.perf_counter()
     p = plan(g, t, acc.hbm_size)
     prog, mk = tile_program(p, t, acc.name)
@@ -107,11 +117,14 @@ def float_contract(g: Gemm, t: TileTarget, target: str) -> Contract:
     model, bound = t.blocked_sum, t.sum_bound
     assert model is not None and bound is not None
 
+    def _b(xs: Sequence[np.ndarray]) -> np.ndarray:      # B as [K, N] (a B stored [N, K] transposed)
+        return np.asarray(xs[g.b]).T if g.b_t else xs[g.b]
+
     def run(xs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        return [np.asarray(model(xs[g.a], xs[g.b]))]
+        return [np.asarray(model(xs[g.a], _b(xs)))]
 
     def bounds(xs: Sequence[np.ndarray]) -> list:
-        return [bound(xs[g.a], xs[g.b], None)]
+        return [bound(xs[g.a], _b(xs), None)]
 
     return Contract(f"the {target} blocked {g.dtype} sum ({model.__module__}.{model.__name__})", run, bounds,
                     nan_bits=False)

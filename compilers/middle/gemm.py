@@ -4,7 +4,8 @@ What belongs here: :class:`Gemm` (the layer's sizes, its operands' parameter ind
 elementwise tail) and :func:`recognize`, which reads it off a :class:`semantics.ir.Graph` or says
 (``None``) that the graph is not one. Nothing here knows about accelerators.
 
-The forms recognized (M, K, N >= 1; the dot contracts A's last dimension with B's dimension 0)::
+The forms recognized (M, K, N >= 1; the dot contracts A's last dimension with B's dimension 0, or
+with B's dimension 1 where B is stored ``[N, K]`` as PyTorch keeps weights: ``b_t``)::
 
     acc  = s32[M,N] dot(A', B')             A' = A s8[M,K] or convert_s32(A), B' likewise
     acc' = acc | add(acc, broadcast(bias s32[N], dimensions={1}))     (either operand order)
@@ -74,6 +75,7 @@ class Gemm:
     param_types: tuple[TensorType, ...] = ()
     out_shape: tuple[int, ...] = ()      # the result's shape ([M, N], or NHWK of a 1x1 convolution)
     dtype: str = "s8"                    # the operands' element type (bf16: :mod:`.gemm_bf16`'s f32 layer)
+    b_t: bool = False                    # B stored [N, K] and contracted on its last dimension (PyTorch)
 
     @property
     def macs(self) -> int:
@@ -224,9 +226,10 @@ def recognize(graph: Graph) -> Gemm | None:
             return None
     elif (acc.opcode != "dot" or len(acc.tensor_type.shape) < 2
             or acc.attrs.get("lhs_contracting_dims") != (len(acc.tensor_type.shape) - 1,)
-            or acc.attrs.get("rhs_contracting_dims") != (0,)
+            or acc.attrs.get("rhs_contracting_dims") not in ((0,), (1,))
             or acc.attrs.get("lhs_batch_dims", ()) or acc.attrs.get("rhs_batch_dims", ())):
         return None
+    b_t = not conv and acc.attrs.get("rhs_contracting_dims") == (1,)
     a, b = _param(comp, acc.operands[0], "s8"), _param(comp, acc.operands[1], "s8")
     if a is None or b is None or len({a, b, bias}) != 3:
         return None
@@ -242,7 +245,7 @@ def recognize(graph: Graph) -> Gemm | None:
     if len(pa) != 2 or len(pb) != 2:
         return None
     m, k = pa
-    n = pb[1]
+    n = pb[0] if b_t else pb[1]
     if bias is not None and comp[comp.params[bias]].tensor_type.shape != (n,):
         return None
     if any(len(users[p]) != 1 and comp[p].opcode == "parameter" for p in comp.params):
@@ -251,7 +254,7 @@ def recognize(graph: Graph) -> Gemm | None:
         return None
     types = tuple(comp[p].tensor_type for p in comp.params)
     return Gemm(m, k, n, a, b, bias, tail, len(comp.params), types,
-                tuple(graph.result_types[0].shape))
+                tuple(graph.result_types[0].shape), b_t=b_t)
 
 
 def _same_bytes(src: Instruction, view: Instruction) -> bool:
@@ -268,14 +271,14 @@ def _row_major(t: TensorType) -> bool:
 
 
 def layer_graph(m: int, k: int, n: int, bias: bool = False, scale: float | None = 1.0, relu: bool = False,
-                name: str = "layer", b_layout: TensorType | None = None) -> Graph:
+                name: str = "layer", b_layout: TensorType | None = None, b_t: bool = False) -> Graph:
     """A layer of the module doc's forms (``scale`` None: the raw int32 product; 1.0: the int32
     clamp form; else the f32 scale form), the graph tests and benchmarks compile; ``b_layout``: B's
     declared type where it has a layout (AMX's VNNI-packed weights)."""
     b = Builder(name)
     b.param("a", 0, tensor("s8", m, k))
-    b.param("b", 1, b_layout or tensor("s8", k, n))
-    b.op("d", "dot", "a", "b", type=tensor("s32", m, n), lhs_contracting_dims=(1,), rhs_contracting_dims=(0,))
+    b.param("b", 1, b_layout or (tensor("s8", n, k) if b_t else tensor("s8", k, n)))
+    b.op("d", "dot", "a", "b", type=tensor("s32", m, n), lhs_contracting_dims=(1,), rhs_contracting_dims=(1 if b_t else 0,))
     add_tail(b, "d", (m, n), n, 1, bias, scale, relu)
     return b.build()
 

@@ -54,7 +54,7 @@ def recognize_bf16(graph: Graph) -> Gemm | None:
     while cur.opcode == "copy":
         cur = comp[cur.operands[0]]
     if (cur.opcode != "dot" or _dtype(cur) != "f32" or len(cur.tensor_type.shape) != 2
-            or cur.attrs.get("lhs_contracting_dims") != (1,) or cur.attrs.get("rhs_contracting_dims") != (0,)
+            or cur.attrs.get("lhs_contracting_dims") != (1,) or cur.attrs.get("rhs_contracting_dims") not in ((0,), (1,))
             or cur.attrs.get("lhs_batch_dims", ()) or cur.attrs.get("rhs_batch_dims", ())):
         return None
     a, b = _param(comp, cur.operands[0]), _param(comp, cur.operands[1])
@@ -68,15 +68,18 @@ def recognize_bf16(graph: Graph) -> Gemm | None:
     if len(pa) != 2 or len(pb) != 2:
         return None
     m, k = pa
+    b_t = cur.attrs.get("rhs_contracting_dims") == (1,)      # B stored [N, K]
+    n = pb[0] if b_t else pb[1]
     types = tuple(comp[p].tensor_type for p in comp.params)
-    return Gemm(m, k, pb[1], a, b, None, Tail(None), 2, types, (m, pb[1]), dtype="bf16")
+    return Gemm(m, k, n, a, b, None, Tail(None), 2, types, (m, n), dtype="bf16", b_t=b_t)
 
 
-def layer_graph_bf16(m: int, k: int, n: int, b_layout: Layout | None = PAIR_LAYOUT, name: str = "layer_bf16") -> Graph:
+def layer_graph_bf16(m: int, k: int, n: int, b_layout: Layout | None = PAIR_LAYOUT, name: str = "layer_bf16",
+                     b_t: bool = False) -> Graph:
     """``f32[M,N] dot(bf16[M,K], bf16[K,N]<b_layout>)`` (module doc's form; ``b_layout`` None:
     row-major as the text leaves it), the graph tests and benchmarks compile."""
     b = Builder(name)
     b.param("a", 0, tensor("bf16", m, k))
-    b.param("b", 1, TensorType(tensor("bf16", k, n).dtype, (k, n), b_layout))
-    b.op("d", "dot", "a", "b", type=tensor("f32", m, n), lhs_contracting_dims=(1,), rhs_contracting_dims=(0,))
+    b.param("b", 1, TensorType(tensor("bf16", k, n).dtype, (n, k) if b_t else (k, n), None if b_t else b_layout))
+    b.op("d", "dot", "a", "b", type=tensor("f32", m, n), lhs_contracting_dims=(1,), rhs_contracting_dims=(1 if b_t else 0,))
     return b.build()

@@ -166,6 +166,23 @@ def _layout_ok(t: object, want: str) -> bool:
     return have == want or (_row_major(t) and want in ("", "{1,0}"))  # type: ignore[arg-type]
 
 
+def offer_for(g: Gemm, t: TileTarget) -> TileTarget:
+    """The variant of offer ``t`` for ``g``'s weights: ``transposed_b`` for a B stored ``[N, K]``
+    (raises :class:`TileError` where the target has none), ``row_major_b`` for a row-major B where
+    the offer's own layout is another, else ``t``."""
+    from .gemm import _row_major
+
+    if g.b_t:
+        if t.transposed_b is None:
+            raise TileError("B is contracted on its last dimension (weights stored [N, K], PyTorch's layout) and this "
+                            "target's moves do not transpose (the compiler does not use the array's transpose yet)")
+        return t.transposed_b      # B's rows read as columns by the program's packing
+    if t.row_major_b is not None and g.param_types \
+            and not _layout_ok(g.param_types[g.b], t.layouts[1]) and _row_major(g.param_types[g.b]):
+        return t.row_major_b       # the user's row-major weights, repacked by the program
+    return t
+
+
 def check_strides(t: TileTarget, strides: dict[str, int]) -> None:
     """Raise :class:`TileError` when a row stride (``what -> bytes``) is past the offer's ``max_stride``."""
     if t.max_stride is None:
@@ -176,8 +193,10 @@ def check_strides(t: TileTarget, strides: dict[str, int]) -> None:
                         f"(the target's stride domain)")
 
 
-def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
-    """Chunking and placement for ``g`` on ``t`` (raises :class:`TileError` when it cannot fit)."""
+def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None = None) -> Plan:
+    """Chunking and placement for ``g`` on ``t`` (raises :class:`TileError` when it cannot fit):
+    its HBM from ``base`` on; ``a_at``: A is already in HBM there (a chain's previous layer's
+    result, :mod:`.chain`), else A is placed first."""
     bm, bk, bn = t.block
     kb = g.k_bytes             # K in bytes: blocks, the B group and pitches are in bytes of K
     mt, kt, nt = -(-g.m // bm), -(-kb // bk), -(-g.n // bn)
@@ -210,8 +229,11 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int) -> Plan:
         raise TileError(f"the {t.acc_blocks}-block accumulator cannot hold two output blocks")
     gb = t.b_group
     b_rows, b_pitch = -(-kb // gb), g.n * gb
-    a_at = ALIGN
-    b_at = _align(a_at + g.m * kb)
+    if a_at is None:
+        a_at = _align(base) + ALIGN
+        b_at = _align(a_at + g.m * kb)
+    else:
+        b_at = _align(base) + ALIGN
     end = _align(b_at + b_rows * b_pitch)
     bias_at = None
     if g.bias is not None:
@@ -291,11 +313,11 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
             mk.emit(out, "pack", (r, kb), (p.a_at + i0 * kb, a_src + i0 * a_pitch), (kb, a_pitch))
         brows, bpitch = -(-kb // gb), g.n * gb
         for r0, r in tiles(brows, bk // gb):
-            if t.pack_b is not None:    # a row-major B, repacked into the offer's layout
+            if t.pack_b is not None:    # a row-major B (or B^T, [N, K]), repacked into the offer's layout
                 elem = kb // g.k                       # bytes of one element; gb // elem rows a group
                 krows = min(gb // elem * r, g.k - gb // elem * r0)
-                mk.emit(out, "pack_b", (r, g.n, krows), (p.b_at + r0 * bpitch, b_src + r0 * b_pitch),
-                        (g.n * elem, b_pitch, p.b_block))
+                src, src_pitch = (p.b_at + r0 * gb, kb) if g.b_t else (p.b_at + r0 * bpitch, g.n * elem)
+                mk.emit(out, "pack_b", (r, g.n, krows), (src, b_src + r0 * b_pitch), (src_pitch, b_pitch, p.b_block))
             else:                       # one column block at a time into the block-major copy
                 for j0, c in cols:
                     mk.emit(out, "pack", (r, c * gb), (p.b_at + r0 * bpitch + j0 * gb, b_src + r0 * b_pitch

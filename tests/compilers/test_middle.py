@@ -299,3 +299,25 @@ def test_wraparound_s8_dot_on_amx_is_the_low_byte(m: int, k: int, n: int, seed: 
 def test_wraparound_s8_dot_on_gemmini_exits_3_saying_why() -> None:
     with pytest.raises(Unsupported, match=r"saturates the int32 accumulator to s8 .* low byte .*s8 x s8 -> s8 dot"):
         compile(_wrap_dot(64, 64, 64), load_target("gemmini"))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, k=st.one_of(sizes, st.integers(60, 140)), n=st.one_of(sizes, st.integers(15, 70)), bias=st.booleans(),
+       tail=tails, seed=st.integers(0, 3))
+def test_amx_reads_pytorch_layout_weights_bit_for_bit(m: int, k: int, n: int, bias: bool, tail: tuple,
+                                                      seed: int) -> None:
+    """B stored [N, K] and contracted on its last dimension: tmm7 gathers B's rows as VNNI
+    columns (every K % 4, N past one 16-column block)."""
+    acc = load_target("amx")
+    graph = layer_graph(m, k, n, bias=bias, scale=tail[0], relu=tail[1], b_t=True)
+    res = compile(graph, acc)
+    assert res.stats.middle
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(acc, res.program, xs).outputs
+    assert np.array_equal(want, got)
+
+
+def test_pytorch_layout_on_gemmini_exits_3_saying_why() -> None:
+    with pytest.raises(Unsupported, match=r"B is contracted on its last dimension .*PyTorch"):
+        compile(layer_graph(64, 64, 64, bias=True, b_t=True), load_target("gemmini"))

@@ -223,3 +223,16 @@ def test_the_check_rejects_a_program_that_is_not_the_model() -> None:
 
 def test_pair_layout_constant() -> None:
     assert PAIRS == "{1,0:T(2,1)}"
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 40), k=st.integers(1, 80), n=st.integers(1, 70), seed=st.integers(0, 3))
+def test_pytorch_layout_bf16_weights_are_gathered_into_pairs(m: int, k: int, n: int, seed: int) -> None:
+    """B stored [N, K]: the pair rows gathered from its rows (odd K included); the blocked sum of
+    A and B^T bit for bit."""
+    acc = load_target("amx")
+    prog = compile(layer_graph_bf16(m, k, n, b_t=True), acc).program
+    rng = np.random.default_rng(seed)
+    xs = [rng.standard_normal(s).astype(np.float32).astype(DTYPES["bf16"].np) for s in ((m, k), (n, k))]
+    (got,) = simulate(acc, prog, xs).outputs
+    assert np.array_equal(np.asarray(blocked_sum(xs[0], xs[1].T)).view(np.uint32), np.asarray(got).view(np.uint32))

@@ -212,10 +212,61 @@ GEMM_TILES_BF16 = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), oper
                             store=_store, dtype="bf16", blocked_sum=blocked_sum, sum_bound=sum_bound,
                             max_stride=STRIDE[-1])
 
+# B stored [N, K] (``transposed_b``): tmm7 gathers a column of dwords (16 rows of B^T, 4 bytes
+# each: one VNNI row's 16 columns), the operand blocks keep tmm2..tmm6; masks clear the bytes past
+# K of the last group (zmm22..24: its first 1, 2, 3 bytes kept)
+T_GATHER = 7
+_MASKS = (22, 23, 24)
+
+
+def _constants_bt(tail: Any) -> bytes:
+    return _constants(tail) + struct.pack("<III", 0xFF, 0xFFFF, 0xFFFFFF)
+
+
+def _prologue_bt(at: int, tail: Any) -> list[Concrete]:
+    at_m = at + len(_constants(tail))
+    return _prologue(at, tail) + [_c("vbroadcastss", dst=z, addr=at_m + 4 * i) for i, z in enumerate(_MASKS)]
+
+
+def _pack_bt(elem: int) -> Any:
+    """The ``pack_b`` of a B stored ``[N, K]`` of ``elem``-byte elements: VNNI (pair) row ``r``,
+    column ``n`` is the 4 bytes at ``B + n * src_stride + 4r``, so one ``tileloadd`` of 16 rows x 4
+    bytes (stride: B's row) reads 16 columns of the row and one ``tilestored`` of stride 4 writes
+    them as the copy's 64-byte row. Columns past N read bytes beyond B into columns of C that are
+    never stored; bytes past K in the last group are cleared (``vpandd`` with a mask). Rows shorter
+    than 4 bytes (a tile load's stride is at least its row) are moved column by column."""
+    group = 4 // elem                         # rows of K in one 4-byte group
+
+    def pack(rows: int, n: int, krows: int, src: int, dst: int, src_stride: int, dst_stride: int,
+             block_stride: int) -> list[Concrete]:
+        out: list[Concrete] = []
+        for r in range(rows):
+            keep = min(group, krows - group * r) * elem          # bytes of the group inside K
+            if src_stride < 4:      # B's rows shorter than a group: a tile load cannot stride them
+                for c in range(n):
+                    out += [_c("vmovdqu8_load", n=keep, dst=W, addr=src + c * src_stride + 4 * r),
+                            _c("vmovdqu8_store", n=4, src=W,
+                               addr=dst + r * dst_stride + (c // 16) * block_stride + 4 * (c % 16))]
+                continue
+            for n0 in range(0, n, 16):
+                at = dst + r * dst_stride + (n0 // 16) * block_stride
+                out += [_c("tileloadd", rows=TILE_ROWS, colsb=4, stride=src_stride, t=T_GATHER,
+                           addr=src + n0 * src_stride + 4 * r),
+                        _c("tilestored", rows=TILE_ROWS, colsb=4, stride=4, t=T_GATHER, addr=at)]
+                if keep < 4:
+                    out += [_c("vmovdqu8_load", n=64, dst=W, addr=at), _c("vpandd", dst=W, a=W, b=_MASKS[keep - 1]),
+                            _c("vmovdqu8_store", n=64, src=W, addr=at)]
+        return out
+    return pack
+
+
 #: f32 layers of bf16 operands whose weights are row-major: the program builds the pair layout
 GEMM_TILES_BF16_ROWS = dataclasses.replace(GEMM_TILES_BF16, layouts=("", ""), constants=_constants_rows,
                                            prologue=_prologue_rows, pack_b=_pack_b_bf16)
-GEMM_TILES_BF16 = dataclasses.replace(GEMM_TILES_BF16, row_major_b=GEMM_TILES_BF16_ROWS)
+GEMM_TILES_BF16_T = dataclasses.replace(GEMM_TILES_BF16, layouts=("", ""), operand_blocks=5,
+                                        constants=_constants_bt, prologue=_prologue_bt, pack_b=_pack_bt(2))
+GEMM_TILES_BF16 = dataclasses.replace(GEMM_TILES_BF16, row_major_b=GEMM_TILES_BF16_ROWS,
+                                      transposed_b=GEMM_TILES_BF16_T)
 
 GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_blocks=6, acc_blocks=2,
                  scale_ok=_scale_ok, layouts=("", "{1,0:T(4,1)}"), one_block_to_act=False,
@@ -228,4 +279,7 @@ GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_b
 #: VNNI layout itself (:func:`_pack_b`, counted in its cost) before the tiles read it
 GEMM_TILES_ROWS = dataclasses.replace(GEMM_TILES, layouts=("", ""), constants=_constants_rows,
                                       prologue=_prologue_rows, pack_b=_pack_b)
-GEMM_TILES = dataclasses.replace(GEMM_TILES, row_major_b=GEMM_TILES_ROWS)
+#: int8 layers whose weights are stored [N, K] (PyTorch): the program gathers B's rows as columns
+GEMM_TILES_T = dataclasses.replace(GEMM_TILES, layouts=("", ""), operand_blocks=5, constants=_constants_bt,
+                                   prologue=_prologue_bt, pack_b=_pack_bt(1))
+GEMM_TILES = dataclasses.replace(GEMM_TILES, row_major_b=GEMM_TILES_ROWS, transposed_b=GEMM_TILES_T)
