@@ -1,5 +1,5 @@
-"""Chains of layers: a graph of several quantized GEMM layers, each reading the previous one's
-result (a two-layer MLP), as one program of tiled layers.
+"""Chains of layers: a graph of several quantized GEMM or convolution layers, each reading the
+previous one's result (a two-layer MLP, conv -> conv), as one program of tiled layers.
 
 What belongs here: :func:`split_chain` (the graph cut at each layer's input into one graph per
 layer, each of :mod:`.gemm`'s forms) and :func:`chain_program` (the layers planned one after the
@@ -22,6 +22,7 @@ from semantics.ir import Attrs, Computation, Graph, Instruction
 from semantics.types import TensorType
 
 from ..program import Placement, Program
+from .conv import Conv, conv_fits, conv_hbm_end, conv_program, recognize_conv
 from .gemm import Gemm, recognize
 from .schedule import TileTarget, offer_for, plan, tile_program
 
@@ -113,19 +114,26 @@ def _sub(graph: Graph, comp: Computation, start: str | None, end: str) -> Link |
     return Link(gb.build(), tuple(params))
 
 
-def chain_layers(links: list[Link], t: TileTarget) -> list[Gemm] | None:
-    """The chain's layers as :class:`Gemm` s, or None where one is not a GEMM layer of
-    :mod:`.gemm` of ``t``'s operand type reading the previous result as A (Act's kernel then)."""
-    layers = []
+def chain_layers(links: list[Link], t: TileTarget) -> list[Gemm | Conv] | None:
+    """The chain's layers as :class:`Gemm` s or :class:`~.conv.Conv` s (where ``t`` runs
+    convolutions), or None where one is not a layer of :mod:`.gemm` / :mod:`.conv` of ``t``'s
+    operand type reading the previous result as its input (Act's kernel then)."""
+    layers: list[Gemm | Conv] = []
     for k, link in enumerate(links):
-        g = recognize(link.graph)
-        if g is None or g.dtype != t.dtype or (k > 0 and g.a != 0):
+        g: Gemm | Conv | None = recognize(link.graph)
+        if g is None and conv_fits(t):
+            g = recognize_conv(link.graph)
+        if g is None or (isinstance(g, Gemm) and g.dtype != t.dtype) or (k > 0 and _input(g) != 0):
             return None
         layers.append(g)
     return layers
 
 
-def chain_program(links: list[Link], layers: list[Gemm], t: TileTarget, hbm_size: int,
+def _input(g: Gemm | Conv) -> int:
+    return g.a if isinstance(g, Gemm) else g.x
+
+
+def chain_program(links: list[Link], layers: list[Gemm | Conv], t: TileTarget, hbm_size: int,
                   target: str) -> tuple[Program, int]:
     """The chain's program (module doc) and the distinct micro-kernels built.
 
@@ -138,9 +146,14 @@ def chain_program(links: list[Link], layers: list[Gemm], t: TileTarget, hbm_size
     base, prev_out = 0, None
     out: Placement | None = None
     for g, link in zip(layers, links, strict=True):
-        tk = offer_for(g, t)
-        p = plan(g, tk, hbm_size, base, prev_out)
-        prog, mk = tile_program(p, tk, target)
+        if isinstance(g, Gemm):
+            tk = offer_for(g, t)
+            p = plan(g, tk, hbm_size, base, prev_out)
+            prog, mk = tile_program(p, tk, target)
+            end = p.hbm_end
+        else:
+            prog, mk, _ = conv_program(g, t, hbm_size, target, base, prev_out)
+            end = conv_hbm_end(g, t, hbm_size, base, prev_out)
         built += len(mk.built)
         instructions += prog.instructions
         constants += prog.constants
@@ -149,7 +162,7 @@ def chain_program(links: list[Link], layers: list[Gemm], t: TileTarget, hbm_size
             if src is not None:
                 inputs.append(Placement(src, x.addr, x.type))
         out = prog.outputs[0]
-        base, prev_out = p.hbm_end, p.out_at
+        base, prev_out = end, out.addr
     assert out is not None
     inputs.sort(key=lambda x: x.index)
     return Program(target, tuple(instructions), tuple(inputs), (out,), tuple(constants)), built

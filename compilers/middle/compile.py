@@ -91,11 +91,13 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     if g is None and cv is None:
         links = split_chain(graph)
         layers = chain_layers(links, t) if links is not None else None
-        if links is not None and layers is not None:
+        # a chain none of whose layers the middle end would take alone (one block each, the
+        # clamp tail: the paper's composite kernels) stays Act's, as its layers would
+        if links is not None and layers is not None and any(not isinstance(x, Gemm) or takes(x, t) for x in layers):
             t0 = time.perf_counter()
             prog, built = chain_program(links, layers, t, acc.hbm_size, acc.name)
             bm, _, bn = t.block
-            ntiles = sum(-(-x.m // bm) * -(-x.n // bn) for x in layers)
+            ntiles = sum(-(-x.m // bm) * -(-(x.n if isinstance(x, Gemm) else x.o) // bn) for x in layers)
             return Tiled(prog, None, built, ntiles, time.perf_counter() - t0)
     if g is None or not takes(g, t):
         return None

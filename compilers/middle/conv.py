@@ -247,7 +247,7 @@ class ConvPlan:
     w_resident: bool
 
 
-def _plan(cv: Conv, t: TileTarget, hbm_size: int) -> ConvPlan:
+def _plan(cv: Conv, t: TileTarget, hbm_size: int, base: int = 0, x_at: int | None = None) -> ConvPlan:
     bm, bk, bn = t.block
     if not cv.tail.raw:
         why = t.scale_ok(cv.tail.scale)  # type: ignore[arg-type]
@@ -265,8 +265,11 @@ def _plan(cv: Conv, t: TileTarget, hbm_size: int) -> ConvPlan:
     chunk = min(t.acc_blocks // nt, room, cv.n * cv.oh * -(-cv.ow // bm))
     if chunk < 1:
         raise TileError(f"the {t.operand_blocks}-block operand buffer cannot hold the weight and input blocks")
-    x_at = ALIGN
-    w_at = _align(x_at + cv.n * cv.h * cv.w * cv.c)
+    if x_at is None:          # else the input is already in HBM (a chain's previous result)
+        x_at = _align(base) + ALIGN
+        w_at = _align(x_at + cv.n * cv.h * cv.w * cv.c)
+    else:
+        w_at = _align(base) + ALIGN
     end = _align(w_at + cv.kh * cv.kw * cv.c * cv.o)
     bias_at = None
     if cv.bias is not None:
@@ -290,10 +293,12 @@ def _align(x: int) -> int:
     return -(-x // ALIGN) * ALIGN
 
 
-def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str) -> tuple[Program, MicroKernels, int]:
+def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str, base: int = 0,
+                 x_at: int | None = None) -> tuple[Program, MicroKernels, int]:
     """The whole program of ``cv`` on ``t`` (module doc's schedule), its micro-kernels and its
-    number of output tiles (raises :class:`TileError` when it cannot fit)."""
-    p = _plan(cv, t, hbm_size)
+    number of output tiles (raises :class:`TileError` when it cannot fit); its HBM from ``base``
+    on, the input at ``x_at`` where it is already in HBM (a chain, :mod:`.chain`)."""
+    p = _plan(cv, t, hbm_size, base, x_at)
     bm, bk, bn = t.block
     mk = MicroKernels(t)
     out: list[Concrete] = list(t.prologue(p.consts_at, cv.tail))
@@ -374,3 +379,8 @@ def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str) -> tu
     if len(t.constants(cv.tail)):
         consts.append((p.consts_at, t.constants(cv.tail)))
     return Program(target_name, tuple(out), tuple(inputs), outputs, tuple(consts)), mk, len(blocks) * nj
+
+
+def conv_hbm_end(cv: Conv, t: TileTarget, hbm_size: int, base: int = 0, x_at: int | None = None) -> int:
+    """The end of the HBM :func:`conv_program` of the same arguments uses."""
+    return _plan(cv, t, hbm_size, base, x_at).end

@@ -213,6 +213,7 @@ def test_scalar_constants_fold_to_the_reference_value() -> None:
 _GEMMINI_NO = ("torch_linear", "dot_wrap")
 _PAIRS = [(p, "gemmini") for p in sorted(LAYERS.glob("*.hlo")) if not p.name.startswith(_GEMMINI_NO)] + \
     [(p, "amx") for p in sorted(LAYERS.glob("*.hlo")) if not p.name.startswith("conv")]
+# (conv_conv: a chain of two 3x3 convolutions, compilers/middle/chain.py, Gemmini only)
 
 
 @pytest.mark.parametrize(("path", "target"), _PAIRS, ids=lambda x: x.stem if isinstance(x, Path) else x)

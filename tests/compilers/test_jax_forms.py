@@ -1,0 +1,90 @@
+"""Layers drawn in the forms jax writes them (as ``jax.jit(f).lower(...).as_text()`` spells a
+quantized linear layer: the bias as reshape -> broadcast -> reshape -> broadcast, ``jnp.clip`` as
+``minimum(hi, maximum(lo, x))`` with ``convert``-ed bounds, ``jnp.maximum(y, 0)`` before the clip
+or on the int8 result, activations with batch / sequence dimensions, PyTorch-layout weights via a
+transpose, chains of layers), through the compiler's one entry, checked bit for bit against the
+reference on the graph as drawn."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compilers.compile import compile
+from compilers.simulator import simulate
+from semantics.build import Builder, tensor
+from semantics.inputs import random_inputs
+from semantics.interp import evaluate
+
+PRIMES = (1, 2, 3, 5, 7, 13, 17, 31, 37, 61, 67)
+sizes = st.one_of(st.sampled_from(PRIMES), st.integers(1, 80))
+
+
+def _jax_layer(b: Builder, i: int, x: str, lead: tuple[int, ...], k: int, n: int, *, torch: bool, bias: bool,
+               scale: float, relu: str, first_param: int) -> tuple[str, int]:
+    """One layer as jax lowers ``clip(round(dot(x, w) + b) * scale), -128, 127).astype(int8)``;
+    returns the result's name and the next parameter index."""
+    p = first_param
+    shape = (*lead, n)
+    t = lambda dt: tensor(dt, *shape)  # noqa: E731
+    if torch:
+        b.param(f"w{i}", p, tensor("s8", n, k))
+        w = b.op(f"wt{i}", "transpose", f"w{i}", dimensions=(1, 0))
+    else:
+        w = b.param(f"w{i}", p, tensor("s8", k, n))
+    p += 1
+    acc = b.op(f"dot{i}", "dot", x, w, type=t("s32"), lhs_contracting_dims=(len(lead),), rhs_contracting_dims=(0,))
+    if bias:
+        b.param(f"b{i}", p, tensor("s32", n))
+        p += 1
+        r1 = b.op(f"bid{i}", "reshape", f"b{i}", type=tensor("s32", *([1] * len(lead)), n))
+        b1 = b.op(f"add{i}a", "broadcast", r1, type=tensor("s32", *([1] * len(lead)), n),
+                  dimensions=tuple(range(len(lead) + 1)))
+        r2 = b.op(f"add{i}b", "reshape", b1, type=tensor("s32", n))
+        b2 = b.op(f"add{i}c", "broadcast", r2, type=t("s32"), dimensions=(len(lead),))
+        acc = b.op(f"add{i}", "add", acc, b2)
+    f = b.op(f"cvt{i}", "convert", acc, type=t("f32"))
+    b.const(f"sc{i}", scale, "f32")
+    sb = b.op(f"scb{i}", "broadcast", f"sc{i}", type=t("f32"), dimensions=())
+    y = b.op(f"rnd{i}", "round-nearest-even", b.op(f"mul{i}", "multiply", f, sb))
+    if relu == "before":
+        b.const(f"z{i}", 0, "f32")
+        y = b.op(f"relu{i}", "maximum", y, b.op(f"zb{i}", "broadcast", f"z{i}", type=t("f32"), dimensions=()))
+    b.const(f"lo{i}", -128, "s32")
+    b.const(f"hi{i}", 127, "s32")
+    lo = b.op(f"lof{i}", "convert", f"lo{i}", type=tensor("f32"))
+    hi = b.op(f"hif{i}", "convert", f"hi{i}", type=tensor("f32"))
+    lob = b.op(f"lob{i}", "broadcast", lo, type=t("f32"), dimensions=())
+    hib = b.op(f"hib{i}", "broadcast", hi, type=t("f32"), dimensions=())
+    c = b.op(f"min{i}", "minimum", hib, b.op(f"max{i}", "maximum", lob, y))
+    q = b.op(f"q{i}", "convert", c, type=t("s8"))
+    if relu == "after":
+        b.const(f"z8{i}", 0, "s8")
+        q = b.op(f"relu8{i}", "maximum", q, b.op(f"z8b{i}", "broadcast", f"z8{i}", type=t("s8"), dimensions=()))
+    return q, p
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, dims=st.lists(sizes, min_size=2, max_size=4), lead=st.sampled_from([(), (2,), (3, 1)]),
+       target=st.sampled_from(["gemmini", "amx"]), seed=st.integers(0, 3), data=st.data())
+def test_layers_as_jax_writes_them_compile_and_check(m: int, dims: list[int], lead: tuple[int, ...], target: str,
+                                                    seed: int, data: st.DataObject) -> None:
+    layers = len(dims) - 1
+    torch = data.draw(st.lists(st.booleans(), min_size=layers, max_size=layers)) if target == "amx" and layers == 1 \
+        else [False] * layers
+    b = Builder("jax_layer")
+    x = b.param("x", 0, tensor("s8", *lead, m, dims[0]))
+    p = 1
+    for i in range(layers):
+        relu = data.draw(st.sampled_from(["none", "before", "after"]))
+        scale = data.draw(st.sampled_from([0.0625, 0.1, 1.0, 3 / 16]))
+        x, p = _jax_layer(b, i, x, (*lead, m), dims[i], dims[i + 1], torch=torch[i], bias=data.draw(st.booleans()),
+                          scale=scale, relu=relu, first_param=p)
+    graph = b.build(x)
+    res = compile(graph, target)
+    assert res.stats.middle, "not tiled by the middle end"
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(res.acc, res.program, xs).outputs
+    assert want.shape == got.shape and np.array_equal(want, got)
