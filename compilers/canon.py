@@ -317,8 +317,8 @@ class _Pass:
         if not srcs or not all(x.name in self.sunk or x.opcode in ("dot", "convolution") for x in srcs):
             return None
         shape = srcs[0].tensor_type.shape
-        if any(x.tensor_type.shape != shape for x in srcs) or not all(_row_major(x.tensor_type) for x in srcs) \
-                or not _row_major(ins.tensor_type):
+        if any(x.tensor_type.shape != shape for x in srcs) or not all(x.tensor_type.row_major for x in srcs) \
+                or not ins.tensor_type.row_major:
             return None
         new_ops = []
         for o in ops:
@@ -414,11 +414,6 @@ def _bcast_const(ins: Instruction, new: dict[str, Instruction]) -> bool:
 def _adds_unit_dims(s: TensorType, out: TensorType) -> bool:
     """``out``'s shape is ``s``'s with dimensions of size 1 inserted (a reshape that is a broadcast)."""
     return out.rank > s.rank and tuple(d for d in out.shape if d != 1) == tuple(d for d in s.shape if d != 1)
-
-
-def _row_major(t: TensorType) -> bool:
-    lay = t.layout
-    return lay is None or (tuple(lay.minor_to_major) == tuple(range(t.rank - 1, -1, -1)) and not lay.tiles)
 
 
 def _plain(s: TensorType, out: TensorType) -> bool:

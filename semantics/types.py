@@ -61,6 +61,11 @@ class TensorType:
     def effective_layout(self) -> Layout:
         return self.layout if self.layout is not None else default_layout(self.rank)
 
+    @property
+    def row_major(self) -> bool:
+        """Stored in XLA's default layout (row-major, no tiling): its bytes are its elements in order."""
+        return self.effective_layout == default_layout(self.rank)
+
     def same_value_type(self, other: Type) -> bool:
         """True when ``other`` holds the same values (dtype and shape), whatever the layout."""
         return isinstance(other, TensorType) and self.dtype == other.dtype and self.shape == other.shape

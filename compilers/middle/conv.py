@@ -99,14 +99,6 @@ class Conv:
         return self.m * self.kh * self.kw * self.c * self.o
 
 
-def _row_major(t: TensorType) -> bool:
-    from semantics.hlo_printer import format_type
-
-    text = format_type(t)
-    have = text[text.index("]") + 1:]
-    return have in ("", "{" + ",".join(str(i) for i in reversed(range(len(t.shape)))) + "}")
-
-
 def recognize_conv(graph: Graph) -> Conv | None:
     """The graph as a :class:`Conv`, or None when it is not one of the module doc's forms."""
     from semantics.ops.window import parse_window
@@ -146,7 +138,7 @@ def recognize_conv(graph: Graph) -> Conv | None:
     types = tuple(comp[p].tensor_type for p in comp.params)
     n, h, w, c = types[x].shape
     kh, kw, c2, o = types[wt].shape
-    if c2 != c or (bias is not None and types[bias].shape != (o,)) or not all(_row_major(t) for t in types):
+    if c2 != c or (bias is not None and types[bias].shape != (o,)) or not all(t.row_major for t in types):
         return None
     cv = Conv(n, h, w, c, kh, kw, o, (win.stride[0], win.stride[1]), ((win.pad[0][0], win.pad[0][1]),
               (win.pad[1][0], win.pad[1][1])), x, wt, bias, tail, len(types), types)

@@ -126,7 +126,7 @@ def _view(comp: Computation, ins: Instruction) -> Instruction:
         src = comp[ins.operands[0]]
         st = src.type
         if not (isinstance(st, TensorType) and st.dtype == ins.type.dtype and st.shape and ins.type.shape
-                and st.shape[-1] == ins.type.shape[-1] and _row_major(st) and _row_major(ins.type)):
+                and st.shape[-1] == ins.type.shape[-1] and st.row_major and ins.type.row_major):
             break
         ins = src
     return ins
@@ -239,7 +239,7 @@ def recognize(graph: Graph) -> Gemm | None:
         if len(pa) != 4 or len(pb) != 4 or pb[:2] != (1, 1):
             return None
         pa, pb = (pa[0] * pa[1] * pa[2], pa[3]), pb[2:]
-    elif len(pa) > 2 and _row_major(comp[comp.params[a]].tensor_type):
+    elif len(pa) > 2 and comp[comp.params[a]].tensor_type.row_major:
         # leading batch / sequence dimensions: the GEMM of A's [prod(leading), K] view (module doc)
         pa = (int(np.prod(pa[:-1])), pa[-1])
     if len(pa) != 2 or len(pb) != 2:
@@ -261,13 +261,7 @@ def _same_bytes(src: Instruction, view: Instruction) -> bool:
     """``view`` is ``src``'s bytes in another shape (a row-major reshape of the same element type)."""
     a, b = src.type, view.type
     return (isinstance(a, TensorType) and isinstance(b, TensorType) and a.dtype == b.dtype and a.size == b.size
-            and _row_major(a) and _row_major(b))
-
-
-def _row_major(t: TensorType) -> bool:
-    """Whether ``t`` is stored row-major (its layout, where it has one, is the descending one)."""
-    lay = t.layout
-    return lay is None or (tuple(lay.minor_to_major) == tuple(range(t.rank - 1, -1, -1)) and not lay.tiles)
+            and a.row_major and b.row_major)
 
 
 def layer_graph(m: int, k: int, n: int, bias: bool = False, scale: float | None = 1.0, relu: bool = False,

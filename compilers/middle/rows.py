@@ -61,20 +61,15 @@ def _scalar_broadcast(comp: Computation, ins: Instruction) -> bool:
     return ins.opcode == "broadcast" and ins.attrs.get("dimensions") == () or ins.opcode == "constant"
 
 
-def _row_major(t: TensorType) -> bool:
-    lay = t.layout
-    return lay is None or (not lay.tiles and tuple(lay.minor_to_major) == tuple(range(len(t.shape) - 1, -1, -1)))
-
-
 def row_split(graph: Graph) -> RowSplit | None:
     """The first parameter the whole result is row-wise in (module doc), or None. The parameter
     and the result must be row-major (a block of rows is then a contiguous range of bytes)."""
-    if len(graph.result_types) != 1 or not _row_major(graph.result_types[0]):
+    if len(graph.result_types) != 1 or not graph.result_types[0].row_major:
         return None
     comp = graph.entry
     for p, pname in enumerate(comp.params):
         t = comp[pname].type
-        if not isinstance(t, TensorType) or len(t.shape) < 1 or t.shape[0] < 2 or not _row_major(t):
+        if not isinstance(t, TensorType) or len(t.shape) < 1 or t.shape[0] < 2 or not t.row_major:
             continue
         rw = _rowwise(comp, pname)
         if rw is not None and comp.root in rw:

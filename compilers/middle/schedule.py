@@ -158,27 +158,23 @@ def _align(x: int) -> int:
 def _layout_ok(t: object, want: str) -> bool:
     from semantics.hlo_printer import format_type
 
-    from .gemm import _row_major
-
     text = format_type(t)  # type: ignore[arg-type]
     have = text[text.index("]") + 1:]
     # row-major at any rank (an A with batch dimensions is its [M, K] view) is row-major [M, K]
-    return have == want or (_row_major(t) and want in ("", "{1,0}"))  # type: ignore[arg-type]
+    return have == want or (t.row_major and want in ("", "{1,0}"))  # type: ignore[attr-defined]
 
 
 def offer_for(g: Gemm, t: TileTarget) -> TileTarget:
     """The variant of offer ``t`` for ``g``'s weights: ``transposed_b`` for a B stored ``[N, K]``
     (raises :class:`TileError` where the target has none), ``row_major_b`` for a row-major B where
     the offer's own layout is another, else ``t``."""
-    from .gemm import _row_major
-
     if g.b_t:
         if t.transposed_b is None:
             raise TileError("B is contracted on its last dimension (weights stored [N, K], PyTorch's layout) and this "
                             "target's moves do not transpose (the compiler does not use the array's transpose yet)")
         return t.transposed_b      # B's rows read as columns by the program's packing
     if t.row_major_b is not None and g.param_types \
-            and not _layout_ok(g.param_types[g.b], t.layouts[1]) and _row_major(g.param_types[g.b]):
+            and not _layout_ok(g.param_types[g.b], t.layouts[1]) and g.param_types[g.b].row_major:
         return t.row_major_b       # the user's row-major weights, repacked by the program
     return t
 
