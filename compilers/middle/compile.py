@@ -36,7 +36,7 @@ from .conv import Conv, conv_fits, conv_program, recognize_conv
 from .gemm import Gemm, recognize
 from .gemm_bf16 import recognize_bf16
 from .chain import chain_layers, chain_program, split_chain
-from .schedule import TileTarget, offer_for, plan, tile_program
+from .schedule import Plan, TileTarget, offer_for, plan, tile_program
 
 __all__ = ["Tiled", "compile_tiled", "float_contract", "takes"]
 
@@ -105,11 +105,27 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     t0 = time.perf_counter()
     p = plan(g, t, acc.hbm_size)
     prog, mk = tile_program(p, t, acc.name)
+    if g.batch > 1:
+        prog = _batched(prog, p, g, t, acc.name)
     if t.blocked_sum is not None:
         prog = replace(prog, contract=float_contract(g, t, acc.name))
     bm, _, bn = t.block
-    ntiles = -(-g.m // bm) * -(-g.n // bn)
+    ntiles = g.batch * -(-g.m // bm) * -(-g.n // bn)
     return Tiled(prog, g, len(mk.built), ntiles, time.perf_counter() - t0)
+
+
+def _batched(first: Program, p: Plan, g: Gemm, t: TileTarget, target: str) -> Program:
+    """A batched dot's program: ``first`` (slice 0) then the same schedule for each later slice,
+    A, B and the result moved by one slice (the packed copies and staging reused)."""
+    kb, ob = g.k_bytes, 4 if g.tail.raw else 1
+    sa, sb, so = g.m * kb, g.n * kb, g.m * g.n * ob
+    ins = list(first.instructions)
+    for i in range(1, g.batch):
+        q = replace(p, a_at=p.a_at + i * sa, b_at=p.b_at + i * sb, out_at=p.out_at + i * so)
+        if t.pack is None:       # the tiles read the operands themselves
+            q = replace(q, a_view=(p.a_view[0] + i * sa, p.a_view[1]), b_view=(p.b_view[0] + i * sb, p.b_view[1]))
+        ins += tile_program(q, t, target)[0].instructions
+    return replace(first, instructions=tuple(ins))
 
 
 def float_contract(g: Gemm, t: TileTarget, target: str) -> Contract:

@@ -27,6 +27,9 @@ A of rank > 2 (``[..., M', K]``: batch and sequence dimensions, as jax writes a 
 3-D activations), stored row-major, is the GEMM of its ``[prod(...) * M', K]`` view in the same
 bytes, its result ``[..., M', N]`` the ``[prod(...) * M', N]`` result's bytes.
 
+A batched dot (batch dimension 0 of A, B and the result, row-major: jax's ``einsum("bmk,bkn->bmn")``
+or ``"bqd,bkd->bqk"``) is ``batch`` GEMMs of consecutive slices of the same bytes (``Gemm.batch``).
+
 Each of A, B and bias is an entry parameter read only there; the tail is described by
 :class:`Tail`, which the tiled form (:mod:`.tiled`) and the target lowering both read.
 """
@@ -76,10 +79,11 @@ class Gemm:
     out_shape: tuple[int, ...] = ()      # the result's shape ([M, N], or NHWK of a 1x1 convolution)
     dtype: str = "s8"                    # the operands' element type (bf16: :mod:`.gemm_bf16`'s f32 layer)
     b_t: bool = False                    # B stored [N, K] and contracted on its last dimension (PyTorch)
+    batch: int = 1                       # a batched dot: ``batch`` GEMMs, A [batch, M, K], B [batch, K, N]
 
     @property
     def macs(self) -> int:
-        return self.m * self.k * self.n
+        return self.batch * self.m * self.k * self.n
 
     @property
     def k_bytes(self) -> int:
@@ -224,12 +228,19 @@ def recognize(graph: Graph) -> Gemm | None:
         if (acc.attrs.get("window") != "{size=1x1}" or acc.attrs.get("dim_labels") != "b01f_01io->b01f"
                 or len(acc.attrs.items) != 2):
             return None
+    elif acc.opcode == "dot" and acc.attrs.get("lhs_batch_dims", ()) == (0,) == acc.attrs.get("rhs_batch_dims", ()):
+        # a batched dot, batch dimension leading: [b, M, K] x [b, K, N] (or [b, N, K]) -> [b, M, N]
+        if (len(acc.tensor_type.shape) != 3 or acc.attrs.get("lhs_contracting_dims") != (2,)
+                or acc.attrs.get("rhs_contracting_dims") not in ((1,), (2,))):
+            return None
     elif (acc.opcode != "dot" or len(acc.tensor_type.shape) < 2
             or acc.attrs.get("lhs_contracting_dims") != (len(acc.tensor_type.shape) - 1,)
             or acc.attrs.get("rhs_contracting_dims") not in ((0,), (1,))
             or acc.attrs.get("lhs_batch_dims", ()) or acc.attrs.get("rhs_batch_dims", ())):
         return None
-    b_t = not conv and acc.attrs.get("rhs_contracting_dims") == (1,)
+    batch = acc.tensor_type.shape[0] if not conv and acc.attrs.get("lhs_batch_dims", ()) else 1
+    rc = acc.attrs.get("rhs_contracting_dims")
+    b_t = not conv and rc == ((2,) if acc.attrs.get("lhs_batch_dims", ()) else (1,))
     a, b = _param(comp, acc.operands[0], "s8"), _param(comp, acc.operands[1], "s8")
     if a is None or b is None or len({a, b, bias}) != 3:
         return None
@@ -239,6 +250,11 @@ def recognize(graph: Graph) -> Gemm | None:
         if len(pa) != 4 or len(pb) != 4 or pb[:2] != (1, 1):
             return None
         pa, pb = (pa[0] * pa[1] * pa[2], pa[3]), pb[2:]
+    elif batch > 1 or acc.attrs.get("lhs_batch_dims", ()):
+        if len(pa) != 3 or len(pb) != 3 or pa[0] != batch or pb[0] != batch \
+                or not all(comp[comp.params[i]].tensor_type.row_major for i in (a, b)):
+            return None
+        pa, pb = pa[1:], pb[1:]
     elif len(pa) > 2 and comp[comp.params[a]].tensor_type.row_major:
         # leading batch / sequence dimensions: the GEMM of A's [prod(leading), K] view (module doc)
         pa = (int(np.prod(pa[:-1])), pa[-1])
@@ -254,7 +270,7 @@ def recognize(graph: Graph) -> Gemm | None:
         return None
     types = tuple(comp[p].tensor_type for p in comp.params)
     return Gemm(m, k, n, a, b, bias, tail, len(comp.params), types,
-                tuple(graph.result_types[0].shape), b_t=b_t)
+                tuple(graph.result_types[0].shape), b_t=b_t, batch=batch)
 
 
 def _same_bytes(src: Instruction, view: Instruction) -> bool:

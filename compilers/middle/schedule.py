@@ -227,15 +227,15 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None 
     b_rows, b_pitch = -(-kb // gb), g.n * gb
     if a_at is None:
         a_at = _align(base) + ALIGN
-        b_at = _align(a_at + g.m * kb)
+        b_at = _align(a_at + g.batch * g.m * kb)
     else:
         b_at = _align(base) + ALIGN
-    end = _align(b_at + b_rows * b_pitch)
+    end = _align(b_at + g.batch * b_rows * b_pitch)
     bias_at = None
     if g.bias is not None:
         bias_at, end = end, _align(end + 4 * g.n)
     out_at = end
-    end = _align(out_at + g.m * g.n * (4 if g.tail.raw else 1))
+    end = _align(out_at + g.batch * g.m * g.n * (4 if g.tail.raw else 1))
     a_view, b_view = (a_at, kb), (b_at, b_pitch)
     consts_at = scratch_at = end
     b_block = 0

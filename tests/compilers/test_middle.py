@@ -321,3 +321,31 @@ def test_amx_reads_pytorch_layout_weights_bit_for_bit(m: int, k: int, n: int, bi
 def test_pytorch_layout_on_gemmini_exits_3_saying_why() -> None:
     with pytest.raises(Unsupported, match=r"B is contracted on its last dimension .*PyTorch"):
         compile(layer_graph(64, 64, 64, bias=True, b_t=True), load_target("gemmini"))
+
+
+def _batched(batch: int, m: int, k: int, n: int, b_t: bool) -> Graph:
+    b = Builder("bmm")
+    b.param("a", 0, tensor("s8", batch, m, k))
+    b.param("b", 1, tensor("s8", batch, n, k) if b_t else tensor("s8", batch, k, n))
+    return b.build(b.op("d", "dot", "a", "b", type=tensor("s32", batch, m, n), lhs_batch_dims=(0,), rhs_batch_dims=(0,),
+                        lhs_contracting_dims=(2,), rhs_contracting_dims=(2,) if b_t else (1,)))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.integers(1, 4), m=sizes, k=sizes, n=sizes, target=st.sampled_from(["gemmini", "amx"]),
+       b_t=st.booleans(), seed=st.integers(0, 3))
+def test_batched_dots_are_one_gemm_per_slice(batch: int, m: int, k: int, n: int, target: str, b_t: bool,
+                                             seed: int) -> None:
+    """jax's einsum("bmk,bkn->bmn") / ("bqd,bkd->bqk"): each slice of the same bytes a GEMM."""
+    graph = _batched(batch, m, k, n, b_t)
+    if b_t and target == "gemmini":
+        with pytest.raises(Unsupported, match="contracted on its last dimension"):
+            compile(graph, target)
+        return
+    acc = load_target(target)
+    res = compile(graph, acc)
+    assert res.stats.middle
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,) = evaluate(graph, xs)
+    (got,) = simulate(acc, res.program, xs).outputs
+    assert np.array_equal(want, got)
