@@ -7,15 +7,11 @@ reference on the graph as drawn."""
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilers.compile import compile
-from compilers.simulator import simulate
 from semantics.build import Builder, tensor
-from semantics.inputs import random_inputs
-from semantics.interp import evaluate
+from tests.compilers.tiled_check import tiled_on_sim
 
 PRIMES = (1, 2, 3, 5, 7, 13, 17, 31, 37, 61, 67)
 sizes = st.one_of(st.sampled_from(PRIMES), st.integers(1, 80))
@@ -82,9 +78,4 @@ def test_layers_as_jax_writes_them_compile_and_check(m: int, dims: list[int], le
         x, p = _jax_layer(b, i, x, (*lead, m), dims[i], dims[i + 1], torch=torch[i], bias=data.draw(st.booleans()),
                           scale=scale, relu=relu, first_param=p)
     graph = b.build(x)
-    res = compile(graph, target)
-    assert res.stats.middle, "not tiled by the middle end"
-    xs = random_inputs(graph, seed, edges=bool(seed % 2))
-    (want,) = evaluate(graph, xs)
-    (got,) = simulate(res.acc, res.program, xs).outputs
-    assert want.shape == got.shape and np.array_equal(want, got)
+    tiled_on_sim(graph, target, seed)

@@ -22,6 +22,7 @@ from semantics.ir import Graph
 from semantics.types import TensorType
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
+from tests.compilers.tiled_check import tiled_on_sim
 from tests.paths import PAPER
 
 PRIMES = (1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
@@ -286,14 +287,8 @@ def _wrap_dot(m: int, k: int, n: int) -> Graph:
 @given(m=sizes, k=st.one_of(sizes, st.integers(60, 200)), n=sizes, seed=st.integers(0, 3))
 def test_wraparound_s8_dot_on_amx_is_the_low_byte(m: int, k: int, n: int, seed: int) -> None:
     """XLA's s8 x s8 -> s8 dot (sums modulo 256) on AMX: tdpbssd's s32 sums, vpmovdb's low bytes."""
-    acc = load_target("amx")
-    graph = _wrap_dot(m, k, n)
-    res = compile(graph, acc)
-    assert res.stats.middle and any(c.name == "vpmovdb" for c in res.program.instructions)
-    xs = random_inputs(graph, seed, edges=bool(seed % 2))
-    (want,) = evaluate(graph, xs)
-    (got,) = simulate(acc, res.program, xs).outputs
-    assert np.array_equal(want, got)
+    res = tiled_on_sim(_wrap_dot(m, k, n), "amx", seed)
+    assert any(c.name == "vpmovdb" for c in res.program.instructions)
 
 
 def test_wraparound_s8_dot_on_gemmini_exits_3_saying_why() -> None:
@@ -308,14 +303,7 @@ def test_amx_reads_pytorch_layout_weights_bit_for_bit(m: int, k: int, n: int, bi
                                                       seed: int) -> None:
     """B stored [N, K] and contracted on its last dimension: tmm7 gathers B's rows as VNNI
     columns (every K % 4, N past one 16-column block)."""
-    acc = load_target("amx")
-    graph = layer_graph(m, k, n, bias=bias, scale=tail[0], relu=tail[1], b_t=True)
-    res = compile(graph, acc)
-    assert res.stats.middle
-    xs = random_inputs(graph, seed, edges=bool(seed % 2))
-    (want,) = evaluate(graph, xs)
-    (got,) = simulate(acc, res.program, xs).outputs
-    assert np.array_equal(want, got)
+    tiled_on_sim(layer_graph(m, k, n, bias=bias, scale=tail[0], relu=tail[1], b_t=True), "amx", seed)
 
 
 def test_pytorch_layout_on_gemmini_exits_3_saying_why() -> None:
@@ -342,10 +330,4 @@ def test_batched_dots_are_one_gemm_per_slice(batch: int, m: int, k: int, n: int,
         with pytest.raises(Unsupported, match="contracted on its last dimension"):
             compile(graph, target)
         return
-    acc = load_target(target)
-    res = compile(graph, acc)
-    assert res.stats.middle
-    xs = random_inputs(graph, seed, edges=bool(seed % 2))
-    (want,) = evaluate(graph, xs)
-    (got,) = simulate(acc, res.program, xs).outputs
-    assert np.array_equal(want, got)
+    tiled_on_sim(graph, target, seed)

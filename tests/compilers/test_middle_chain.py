@@ -3,19 +3,15 @@ checked bit for bit against the reference on the user's graph (the intermediate 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compilers.compile import compile
 from compilers.middle.chain import split_chain
-from compilers.simulator import simulate
-from compilers.targets import load_target
 from semantics.build import Builder, tensor
+from tests.compilers.tiled_check import tiled_on_sim
 from semantics.ir import Graph
-from semantics.inputs import random_inputs
-from semantics.interp import evaluate
 
 sizes = st.one_of(st.sampled_from((1, 3, 7, 13, 17, 31)), st.integers(1, 70))
 
@@ -62,13 +58,7 @@ def test_chains_of_layers_check_bit_for_bit(dims: list[int], target: str, seed: 
     graph = _chain(dims, tails, bias)
     links = split_chain(graph)
     assert links is not None and len(links) == layers
-    acc = load_target(target)
-    res = compile(graph, acc)
-    assert res.stats.middle
-    xs = random_inputs(graph, seed, edges=bool(seed % 2))
-    (want,) = evaluate(graph, xs)
-    (got,) = simulate(acc, res.program, xs).outputs
-    assert np.array_equal(want, got)
+    tiled_on_sim(graph, target, seed)
 
 
 def test_a_single_layer_or_a_non_chain_is_not_split() -> None:
