@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Sequence
 from pathlib import Path
 
 from semantics.errors import AccvError
@@ -32,7 +33,7 @@ from semantics.errors import AccvError
 from ...isa import Accelerator
 from ...program import Concrete, Program
 from .description import TILE_BYTES, TILE_ROWS, TILES, ZMMS
-from .reroll import Run, reroll
+from .reroll import VARYING, Node, addresses, reroll
 
 __all__ = ["EmitError", "TEMPLATES", "fill", "emit_c", "tile_config", "native_amx_available", "REQUIRED_FLAGS"]
 
@@ -207,6 +208,11 @@ def tile_config(program: Program) -> list[tuple[int, int]]:
     return cfg
 
 
+def _size(node: Node) -> int:
+    """How many instructions ``node`` stands for."""
+    return 1 if isinstance(node, Concrete) else node.count * sum(_size(b) for b in node.body)
+
+
 def _ident(name: str) -> str:
     s = re.sub(r"[^A-Za-z0-9_]", "_", name)
     return s if s and not s[0].isdigit() else f"k_{s}"
@@ -245,30 +251,43 @@ def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel
                     raise EmitError(f"instruction {i} '{ins}': zmm{env[k]} does not exist")
                 zmm_used.add(env[k])
 
-    def line(ins: Concrete, moving: dict[str, int] | None = None) -> str:
+    def line(ins: Concrete, terms: Sequence[tuple[str, int]] = ()) -> str:
         holes = set(_HOLE.findall(TEMPLATES[ins.name]))
         vals: dict[str, object] = {k: v for k, v in ins.env.items() if k in holes}
-        for k, step in (moving or {}).items():
-            if step and k in vals:
-                vals[k] = f"{vals[k]} + j_ * {step}"
+        moving = "".join(f" + {var} * {step}" for var, step in terms if step)
+        if moving:
+            (k,) = (k for k, _ in ins.attrs if k in VARYING)
+            if k in vals:
+                vals[k] = f"{vals[k]}{moving}"
         return fill(ins.name, **vals)
 
+    def emit(nodes: Sequence[Node], terms: Sequence[Sequence[tuple[str, int]]], depth: int) -> None:
+        """``nodes`` at loop ``depth``; ``terms``: per address of ``nodes`` (in order), the
+        enclosing loops' (variable, step) pairs."""
+        nonlocal index
+        pad = "    " * (depth + 1)
+        at = 0
+        for x in nodes:
+            w = len(addresses(x))
+            mine = terms[at:at + w]
+            at += w
+            if isinstance(x, Concrete):
+                where = f"({index}) " if depth == 0 else ""
+                body.append(f"{pad}{line(x, mine[0] if mine else ())}   /* {where}{x} */")
+                index += depth == 0
+                continue
+            var = f"j{depth}_"
+            size = _size(x)
+            span = f"   /* ({index}..{index + size - 1}): {x.count} x {size // x.count} */" if depth == 0 else ""
+            index += size if depth == 0 else 0
+            body.append(f"{pad}for (long {var} = 0; {var} < {x.count}; {var}++) {{{span}")
+            emit(x.body, [(*t, (var, s)) for t, s in zip(mine, x.steps, strict=True)], depth + 1)
+            body.append(f"{pad}}}")
+
+    index = 0
     instrs = program.instructions
-    items = reroll(instrs) if len(instrs) > reroll_above else list(instrs)
-    i = 0
-    for it in items:
-        if isinstance(it, Run):
-            last = it.start + it.period * it.count - 1
-            body.append(f"    for (long j_ = 0; j_ < {it.count}; j_++) {{   /* ({it.start}..{last}): "
-                        f"{it.count} x {it.period} */")
-            for k in range(it.period):
-                c = instrs[it.start + k]
-                body.append(f"        {line(c, dict(it.steps[k]))}   /* {c} */")
-            body.append("    }")
-            i = last + 1
-        else:
-            body.append(f"    {line(it)}   /* ({i}) {it} */")
-            i += 1
+    items: list[Node] = reroll(instrs) if len(instrs) > reroll_above else list(instrs)
+    emit(items, [() for _ in range(sum(len(addresses(x)) for x in items))], 0)
     uses_tiles = any(ins.name in _TILE_INSTRS for ins in program.instructions)
     tilecfg = ""
     if uses_tiles:
