@@ -22,8 +22,8 @@ from semantics.ir import Attrs, Computation, Graph, Instruction
 from semantics.types import TensorType
 
 from ..program import Placement, Program
-from .conv import Conv, conv_fits, conv_hbm_end, conv_program, recognize_conv
-from .gemm import Gemm, recognize
+from .conv import Conv, conv_hbm_end, conv_program, layer_of
+from .gemm import Gemm
 from .schedule import TileTarget, offer_for, plan, tile_program
 
 __all__ = ["Link", "split_chain", "chain_layers", "chain_program"]
@@ -120,9 +120,7 @@ def chain_layers(links: list[Link], t: TileTarget) -> list[Gemm | Conv] | None:
     operand type reading the previous result as its input (Act's kernel then)."""
     layers: list[Gemm | Conv] = []
     for k, link in enumerate(links):
-        g: Gemm | Conv | None = recognize(link.graph)
-        if g is None and conv_fits(t):
-            g = recognize_conv(link.graph)
+        g = layer_of(link.graph, t)
         if g is None or (isinstance(g, Gemm) and g.dtype != t.dtype) or (k > 0 and _input(g) != 0):
             return None
         layers.append(g)

@@ -2,7 +2,8 @@
 
 What belongs here: :func:`compile_tiled`, called by :func:`compilers.compile.compile` before
 Act. It recognizes the layer (a convolution layer where the target runs :mod:`.conv`'s direct
-tiling, else :mod:`.gemm`, whose forms include a 1x1 convolution as the GEMM of its views), asks the
+tiling, else :mod:`.gemm`, whose forms include a 1x1 convolution as the GEMM of its views, and
+where the target packs its operands any other convolution as the GEMM of its im2col matrix), asks the
 target package for its :class:`~.schedule.TileTarget`, plans and composes the program
 (:mod:`.schedule`, or :mod:`.conv`'s schedule) and returns it with its figures, or None where the middle end does not take the kernel (Act compiles it).
 An f32 layer of bf16 operands (:mod:`.gemm_bf16`) goes to the offer of that operand type among
@@ -32,8 +33,8 @@ from semantics.ir import Graph
 from ..contract import Contract
 from ..isa import Accelerator
 from ..program import Program
-from .conv import Conv, conv_fits, conv_program, recognize_conv
-from .gemm import Gemm, recognize
+from .conv import Conv, conv_program, layer_of
+from .gemm import Gemm
 from .gemm_bf16 import recognize_bf16
 from .chain import chain_layers, chain_program, split_chain
 from .schedule import Plan, TileTarget, offer_for, plan, tile_program
@@ -77,8 +78,9 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     if row_block is not None:
         return _rows(original or graph, acc, offer, compile_block) if compile_block is not None else None
     t: TileTarget = offer  # type: ignore[assignment]
-    cv = recognize_conv(graph) if conv_fits(t) else None
-    g = None if cv is not None else recognize(graph) or recognize_bf16(graph)
+    layer = layer_of(graph, t)
+    cv = layer if isinstance(layer, Conv) else None
+    g = layer if isinstance(layer, Gemm) else recognize_bf16(graph)
     if cv is not None:
         t0 = time.perf_counter()
         prog, mk, ntiles = conv_program(cv, t, acc.hbm_size, acc.name)

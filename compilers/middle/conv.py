@@ -40,6 +40,19 @@ load serves the chunk's multiplies. An accumulator starts as the bias rows, or i
 its first product when that tap covers the whole row block (taps covering most row blocks go
 first), else starts as zero rows from a constant; the chunk's tiles are then stored through the
 tail. The target's buffers must be addressed in rows (a partial row block is a row offset).
+
+A target whose tiles read packed copies of the operands (``TileTarget.pack``: AMX, whose
+accumulators are tile registers with no row offset) runs the layer instead as the GEMM of its
+im2col matrix (:func:`conv_as_gemm`, seed 004 §3.2's packing applied to the window): A is the M x
+(KH*KW*C) matrix whose row m = (n, oh, ow) holds, tap by tap, the C input channels at (ih, iw)
+(zero where the tap lies in the padding), B is Wt's row-major bytes as [KH*KW*C, O] (HWIO already
+is), and the GEMM's schedule builds A's packed copy from the input image with the pack
+micro-kernel (:func:`im2col_packs`) instead of copying A's rows. It is the identity above with
+the taps' dots concatenated along K (a dot over a concatenated K is the sum of the parts' dots).
+Where a pixel's whole row of KW taps lies inside the input, its KW * C bytes are one contiguous
+run in the input and in A's row, copied as one; the taps of other pixels are copied one by one,
+and the padding is never written (the packed copy's bytes start zero, as every unwritten byte of
+a packed block does).
 """
 
 from __future__ import annotations
@@ -52,11 +65,12 @@ from semantics.ir import Graph
 from semantics.types import TensorType
 
 from ..program import Concrete, Placement, Program
-from .gemm import Tail, _dtype, _param, add_tail, tail_of
+from .gemm import Gemm, Tail, _dtype, _param, add_tail, recognize, tail_of
 from .schedule import ALIGN, MicroKernels, TileError, TileTarget, check_strides
 from .tiled import add_tile_tail, scale_bits, tiles
 
-__all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_graph", "conv_fits"]
+__all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_graph", "conv_fits", "conv_as_gemm",
+           "im2col_packs", "layer_of"]
 
 LABELS = "b01f_01io->b01f"
 
@@ -147,11 +161,66 @@ def recognize_conv(graph: Graph) -> Conv | None:
     return cv
 
 
+def conv_as_gemm(cv: Conv) -> Gemm:
+    """``cv`` as the GEMM of its im2col matrix (module doc): M = N*OH*OW, K = KH*KW*C, N = O."""
+    return Gemm(cv.m, cv.kh * cv.kw * cv.c, cv.o, cv.x, cv.wt, cv.bias, cv.tail, cv.nparams, cv.param_types,
+                (cv.n, cv.oh, cv.ow, cv.o), window=cv)
+
+
+def im2col_packs(cv: Conv, x_at: int, dst: int, pitch: int) -> list[tuple[tuple, tuple, tuple]]:
+    """The pack micro-kernel calls ``(shape, addresses, flags)`` that build the im2col matrix of
+    ``cv`` (module doc) at ``dst`` (row pitch ``pitch`` bytes) from the input image at ``x_at``:
+    per output row (n, oh) and window row kh inside the input, the pixels whose KW taps all lie
+    inside the input as one run of KW * C bytes each, every other pixel's taps one by one."""
+    (pt, _), (pl, _) = cv.pad
+    sh, sw = cv.stride
+    c = cv.c
+    out: list[tuple[tuple, tuple, tuple]] = []
+
+    def run(n: int, ih: int, oh: int, kh: int, kw: int, lo: int, hi: int, nbytes: int) -> None:
+        if lo < hi:
+            src = x_at + ((n * cv.h + ih) * cv.w + lo * sw + kw - pl) * c
+            at = dst + ((n * cv.oh + oh) * cv.ow + lo) * pitch + (kh * cv.kw + kw) * c
+            out.append(((hi - lo, nbytes), (src, at), (sw * c, pitch)))
+
+    def span(kw: int) -> tuple[int, int]:        # the output columns whose tap kw reads inside the input
+        return max(0, -(-(pl - kw) // sw)), min(cv.ow, (cv.w - 1 + pl - kw) // sw + 1)
+
+    spans = [span(kw) for kw in range(cv.kw)]
+    lo_all = max(s[0] for s in spans)
+    hi_all = min(s[1] for s in spans)
+    for n in range(cv.n):
+        for oh in range(cv.oh):
+            for kh in range(cv.kh):
+                ih = oh * sh + kh - pt
+                if not 0 <= ih < cv.h:
+                    continue
+                run(n, ih, oh, kh, 0, lo_all, hi_all, cv.kw * c)
+                for kw, (lo, hi) in enumerate(spans):
+                    run(n, ih, oh, kh, kw, lo, min(hi, lo_all), c)
+                    run(n, ih, oh, kh, kw, max(lo, hi_all, lo_all), hi, c)
+    return out
+
+
+def layer_of(graph: Graph, t: TileTarget) -> Gemm | Conv | None:
+    """The one layer ``graph`` is, as ``t`` runs it: a :class:`Conv` where ``t`` tiles convolutions
+    directly (:func:`conv_fits`), the GEMM of its im2col matrix where ``t`` packs operands, a
+    :class:`Gemm` of :mod:`.gemm`'s forms; None where it is none of these."""
+    cv = recognize_conv(graph)
+    if cv is not None and conv_fits(t):
+        return cv
+    g = recognize(graph)
+    if g is None and cv is not None and t.pack is not None:
+        g = conv_as_gemm(cv)
+    return g
+
+
 def conv_graph(n: int, h: int, w: int, c: int, k: int, o: int, stride: int = 1, pad: int = 0, bias: bool = False,
                scale: float | None = 1.0, relu: bool = False, name: str = "conv", pads: str | None = None) -> Graph:
     """A square-window conv layer as jax dumps it (``scale`` as :func:`.gemm.layer_graph`): the graph
     tests and benchmarks compile; ``pads``: the window's padding text instead of ``pad`` on every side."""
-    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    (pt, pb), (pl, pr) = (tuple(map(int, d.split("_"))) for d in pads.split("x")) if pads else ((pad, pad), (pad, pad))
+    oh, ow = (h + pt + pb - k) // stride + 1, (w + pl + pr - k) // stride + 1
     win = f"size={k}x{k}" + (f" stride={stride}x{stride}" if stride != 1 else "") + \
         (f" pad={pads or f'{pad}_{pad}x{pad}_{pad}'}" if pad or pads else "")
     b = Builder(name)

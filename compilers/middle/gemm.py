@@ -37,6 +37,7 @@ Each of A, B and bias is an entry parameter read only there; the tail is describ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -80,10 +81,19 @@ class Gemm:
     dtype: str = "s8"                    # the operands' element type (bf16: :mod:`.gemm_bf16`'s f32 layer)
     b_t: bool = False                    # B stored [N, K] and contracted on its last dimension (PyTorch)
     batch: int = 1                       # a batched dot: ``batch`` GEMMs, A [batch, M, K], B [batch, K, N]
+    window: Any = None                   # a convolution's :class:`.conv.Conv`: A is its im2col matrix (:mod:`.conv`)
 
     @property
     def macs(self) -> int:
         return self.batch * self.m * self.k * self.n
+
+    @property
+    def a_bytes(self) -> int:
+        """Bytes of A in HBM: the input image of a convolution (``window``), else batch x M x K."""
+        if self.window is not None:
+            w = self.window
+            return w.n * w.h * w.w * w.c
+        return self.batch * self.m * self.k_bytes
 
     @property
     def k_bytes(self) -> int:

@@ -201,6 +201,9 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None 
             if not _layout_ok(g.param_types[idx], want):
                 raise TileError(f"{role} (parameter {idx}) must have layout '{want or '{1,0}'}' for this target's "
                                 f"tiles (declare it so; the weights pre-packed)")
+    if g.window is not None and t.pack is None:
+        raise TileError("a convolution as the GEMM of its im2col matrix needs a target that packs A (its tiles "
+                        "read the operands in place)")
     if g.tail.wrap and not t.low_byte:
         raise TileError("the store path saturates the int32 accumulator to s8 and has no way to write its low byte "
                         "(an s8 x s8 -> s8 dot wraps modulo 256)")
@@ -227,7 +230,7 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None 
     b_rows, b_pitch = -(-kb // gb), g.n * gb
     if a_at is None:
         a_at = _align(base) + ALIGN
-        b_at = _align(a_at + g.batch * g.m * kb)
+        b_at = _align(a_at + g.a_bytes)
     else:
         b_at = _align(base) + ALIGN
     end = _align(b_at + g.batch * b_rows * b_pitch)
@@ -305,8 +308,13 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
         return b_src + (q0 // gb) * b_pitch + j0 * gb
 
     if t.pack is not None:
-        for i0, r in rows:
-            mk.emit(out, "pack", (r, kb), (p.a_at + i0 * kb, a_src + i0 * a_pitch), (kb, a_pitch))
+        if g.window is not None:     # a convolution: its im2col matrix is A's packed copy
+            from .conv import im2col_packs
+            for shape, addrs, flags in im2col_packs(g.window, p.a_at, a_src, a_pitch):
+                mk.emit(out, "pack", shape, addrs, flags)
+        else:
+            for i0, r in rows:
+                mk.emit(out, "pack", (r, kb), (p.a_at + i0 * kb, a_src + i0 * a_pitch), (kb, a_pitch))
         brows, bpitch = -(-kb // gb), g.n * gb
         for r0, r in tiles(brows, bk // gb):
             if t.pack_b is not None:    # a row-major B (or B^T, [N, K]), repacked into the offer's layout

@@ -118,8 +118,46 @@ def test_an_input_window_stride_past_the_stride_domain_exits_3() -> None:
         compile(_conv(1, 5, 2100, 16, (1, 0), 2, False, (1.0, False)), load_target("gemmini"))
 
 
-def test_other_targets_leave_convolutions_to_act() -> None:
-    assert compile_tiled(_conv(1, 5, 3, 4, (3, 1), 1, False, (1.0, False)), load_target("amx")) is None
+def test_qkv_leaves_convolutions_to_act() -> None:
+    assert compile_tiled(_conv(1, 5, 3, 4, (3, 1), 1, False, (1.0, False)), load_target("qkv")) is None
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 2), h=st.integers(1, 11), w=st.integers(1, 13), c=st.sampled_from([1, 3, 5, 17, 64, 67]),
+       o=st.integers(1, 37), win=st.sampled_from([(1, "0_0"), (3, "1_1"), (3, "0_2"), (7, "3_3"), (2, "0_1")]),
+       stride=st.integers(1, 3), bias=st.booleans(), tail=tails, seed=st.integers(0, 3))
+def test_amx_runs_any_convolution_as_the_gemm_of_its_im2col_matrix(n: int, h: int, w: int, c: int, o: int,
+                                                                   win: tuple, stride: int, bias: bool, tail: tuple,
+                                                                   seed: int) -> None:
+    """AMX's tiles read packed copies, so a convolution is the GEMM of its im2col matrix built by
+    the pack kernel (windows 1x1 to 7x7, strides 1-3, symmetric and asymmetric padding, prime
+    channel counts, pixels whose window is partly padding): bit for bit on sim."""
+    k, pad = win
+    lo, hi = map(int, pad.split("_"))
+    if min(h, w) + lo + hi < k:
+        return
+    from tests.compilers.tiled_check import tiled_on_sim
+
+    graph = conv_graph(n, h, w, c, k, o, stride, bias=bias, scale=tail[0], relu=tail[1], pads=f"{pad}x{pad}")
+    res = tiled_on_sim(graph, "amx", seed)
+    assert (k == 1 and stride == 1) or res.program.instructions[0].name != "tileloadd"
+
+
+def test_an_amx_convolution_runs_on_the_emulated_backend() -> None:
+    """The im2col packs and the GEMM in the emitted C: a strided 7x7 'SAME' layer of three input
+    channels (ResNet's stem, smaller) equals the reference on the emulated backend."""
+    from check.backends import get_backend, unavailable
+
+    if unavailable("amx", "emulated") is not None:
+        pytest.skip(unavailable("amx", "emulated"))
+    acc = load_target("amx")
+    graph = conv_graph(1, 20, 18, 3, 7, 24, 2, 3, bias=True, scale=0.0625, relu=True)
+    prog = compile(graph, acc).program
+    for seed in (0, 1):
+        xs = random_inputs(graph, seed, edges=bool(seed))
+        (want,) = evaluate(graph, xs)
+        (got,) = get_backend(acc, "emulated").run(prog, xs).outputs
+        assert np.array_equal(want, got)
 
 
 @pytest.mark.parametrize("operand_blocks,acc_blocks", [(8, 4), (3, 2)])
