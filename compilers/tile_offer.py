@@ -65,6 +65,9 @@ class TileOffer:
     exits 3 saying so.
     ``low_byte``: the store path can write the low byte of each accumulator (a tail with ``wrap``:
     XLA's s8 x s8 -> s8 dot); else such a layer exits 3 saying so.
+    ``resadd(r, c, a, b, dst, acc, stride, relu)`` (or None): ``relu?(sat8(A + B))`` of two int8
+    blocks of ``r`` rows x ``c`` bytes (at most ``bm`` x ``bk``) with row stride ``stride`` into
+    ``dst`` (``acc``: an accumulator slot it may use): the residual add of :mod:`compilers.middle.glue`.
     ``max_stride``: the largest HBM row stride, in bytes, a kernel's stride flag may take (the
     description's stride domain; None: any); a layer whose rows are further apart exits 3 naming it.
     """
@@ -97,6 +100,7 @@ class TileOffer:
     row_major_b: TileOffer | None = None
     low_byte: bool = False
     transposed_b: TileOffer | None = None
+    resadd: Kernel | None = None
 
     def for_dtype(self, dtype: str) -> TileOffer | None:
         """This offer or the one of ``others`` that tiles operands of ``dtype``, else None."""

@@ -1,5 +1,6 @@
 """Chains of layers: a graph of several quantized GEMM or convolution layers, each reading the
-previous one's result (a two-layer MLP, conv -> conv), as one program of tiled layers.
+previous one's result (a two-layer MLP, conv -> conv), as one program of tiled layers; the last
+may be followed by a residual add of an entry parameter (a ResNet block: :mod:`.glue`).
 
 What belongs here: :func:`split_chain` (the graph cut at each layer's input into one graph per
 layer, each of :mod:`.gemm`'s forms) and :func:`chain_program` (the layers planned one after the
@@ -9,7 +10,8 @@ in HBM and is never copied; the programs concatenated in order).
 A layer ``i > 0`` of the chain is the sub-graph from the value its dot reads as A (the previous
 layer's result, which becomes the layer's parameter 0) to its result; layer 0 is the sub-graph
 from the entry's parameters to layer 1's input. Every other parameter of a layer is an entry
-parameter. The composition is exact by construction: each layer's program computes its layer's
+parameter. Where the root is :mod:`.glue`'s residual add, the glue is the last link (its A the
+last layer's result, its B an entry parameter, read where an earlier layer placed it if one did). The composition is exact by construction: each layer's program computes its layer's
 graph from HBM bytes (checked as one program against the user's graph).
 """
 
@@ -24,6 +26,7 @@ from semantics.types import TensorType
 from ..program import Placement, Program
 from .conv import Conv, conv_hbm_end, conv_program, layer_of
 from .gemm import Gemm
+from .glue import Residual, recognize_residual, residual_program, residual_root
 from .schedule import TileTarget, offer_for, plan, tile_program
 
 __all__ = ["Link", "split_chain", "chain_layers", "chain_program"]
@@ -66,9 +69,12 @@ def split_chain(graph: Graph) -> list[Link] | None:
         return None
     comp = graph.entry
     dots = [i for i in comp.instructions if i.opcode in _CONTRACTIONS]
-    if len(dots) < 2:
+    glue = residual_root(comp)
+    if len(dots) < (1 if glue is not None else 2):
         return None
     cuts = [_a_source(comp, d) for d in dots[1:]]
+    if glue is not None:
+        cuts.append(glue[0])          # the last layer ends where the residual add begins
     if any(comp[c].opcode == "parameter" for c in cuts):
         return None
     links = []
@@ -114,24 +120,26 @@ def _sub(graph: Graph, comp: Computation, start: str | None, end: str) -> Link |
     return Link(gb.build(), tuple(params))
 
 
-def chain_layers(links: list[Link], t: TileTarget) -> list[Gemm | Conv] | None:
+def chain_layers(links: list[Link], t: TileTarget) -> list[Gemm | Conv | Residual] | None:
     """The chain's layers as :class:`Gemm` s or :class:`~.conv.Conv` s (where ``t`` runs
     convolutions), or None where one is not a layer of :mod:`.gemm` / :mod:`.conv` of ``t``'s
     operand type reading the previous result as its input (Act's kernel then)."""
-    layers: list[Gemm | Conv] = []
+    layers: list[Gemm | Conv | Residual] = []
     for k, link in enumerate(links):
-        g = layer_of(link.graph, t)
+        g: Gemm | Conv | Residual | None = layer_of(link.graph, t)
+        if g is None and k == len(links) - 1 and k > 0:
+            g = recognize_residual(link.graph)
         if g is None or (isinstance(g, Gemm) and g.dtype != t.dtype) or (k > 0 and _input(g) != 0):
             return None
         layers.append(g)
     return layers
 
 
-def _input(g: Gemm | Conv) -> int:
-    return g.a if isinstance(g, Gemm) else g.x
+def _input(g: Gemm | Conv | Residual) -> int:
+    return g.x if isinstance(g, Conv) else g.a
 
 
-def chain_program(links: list[Link], layers: list[Gemm | Conv], t: TileTarget, hbm_size: int,
+def chain_program(links: list[Link], layers: list[Gemm | Conv | Residual], t: TileTarget, hbm_size: int,
                   target: str) -> tuple[Program, int]:
     """The chain's program (module doc) and the distinct micro-kernels built.
 
@@ -144,7 +152,13 @@ def chain_program(links: list[Link], layers: list[Gemm | Conv], t: TileTarget, h
     base, prev_out = 0, None
     out: Placement | None = None
     for g, link in zip(layers, links, strict=True):
-        if isinstance(g, Gemm):
+        if isinstance(g, Residual):
+            assert prev_out is not None
+            b_src = link.params[g.b]
+            b_at = next((x.addr for x in inputs if x.index == b_src), None)    # the skip, already in HBM
+            prog, end = residual_program(g, t, hbm_size, target, base, prev_out, b_at)
+            mk = None
+        elif isinstance(g, Gemm):
             tk = offer_for(g, t)
             p = plan(g, tk, hbm_size, base, prev_out)
             prog, mk = tile_program(p, tk, target)
@@ -152,7 +166,7 @@ def chain_program(links: list[Link], layers: list[Gemm | Conv], t: TileTarget, h
         else:
             prog, mk, _ = conv_program(g, t, hbm_size, target, base, prev_out)
             end = conv_hbm_end(g, t, hbm_size, base, prev_out)
-        built += len(mk.built)
+        built += len(mk.built) if mk is not None else 1
         instructions += prog.instructions
         constants += prog.constants
         for x in prog.inputs:

@@ -37,6 +37,7 @@ from .conv import Conv, conv_program, layer_of
 from .gemm import Gemm
 from .gemm_bf16 import recognize_bf16
 from .chain import chain_layers, chain_program, split_chain
+from .glue import Residual
 from .schedule import Plan, TileTarget, offer_for, plan, tile_program
 
 __all__ = ["Tiled", "compile_tiled", "float_contract", "takes"]
@@ -99,7 +100,9 @@ def compile_tiled(graph: Graph, acc: Accelerator,
             t0 = time.perf_counter()
             prog, built = chain_program(links, layers, t, acc.hbm_size, acc.name)
             bm, _, bn = t.block
-            ntiles = sum(-(-x.m // bm) * -(-(x.n if isinstance(x, Gemm) else x.o) // bn) for x in layers)
+            ntiles = sum(-(-x.m // bm) * -(-(x.n if isinstance(x, Gemm) else x.o if isinstance(x, Conv) else x.c)
+                                              // (bn if not isinstance(x, Residual) else t.block[1]))
+                         for x in layers)
             return Tiled(prog, None, built, ntiles, time.perf_counter() - t0)
     if g is None or not takes(g, t):
         return None

@@ -250,3 +250,37 @@ def test_availability_is_stated(acc, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", KERNELS + SAMPLE)
 def test_native_agrees_with_the_simulator(acc, name: str) -> None:
     agree(acc, NativeBackend.for_target(acc), name)
+
+
+@pytest.mark.parametrize("name", ["vpaddsb", "vpmaxsb", "vpmovdb"])
+def test_the_middle_ends_lane_instructions_agree_with_numpy(acc, name: str) -> None:
+    """The tile-only lane instructions (no random program draws them): simulator and emulated C
+    against numpy on every pair of extreme bytes and random ones (saturation at both ends)."""
+    from compilers.program import Concrete, Placement
+    from semantics.dtypes import DTYPES
+    from semantics.types import TensorType
+
+    ends = np.array([-128, -127, -1, 0, 1, 126, 127], dtype=np.int8)
+    rng = np.random.default_rng(7)
+    a = np.concatenate([np.repeat(ends, 7), rng.integers(-128, 128, 15)]).astype(np.int8)
+    b = np.concatenate([np.tile(ends, 7), rng.integers(-128, 128, 15)]).astype(np.int8)
+    ins = [Concrete("vmovdqu8_load", (("n", 64), ("dst", 1), ("addr", 64))),
+           Concrete("vmovdqu8_load", (("n", 64), ("dst", 2), ("addr", 128)))]
+    ins.append(Concrete(name, (("dst", 3), ("src", 2))) if name == "vpmovdb" else
+               Concrete(name, (("dst", 3), ("a", 1), ("b", 2))))
+    ins.append(Concrete("vmovdqu8_store", (("n", 64), ("src", 3), ("addr", 192))))
+    s8 = DTYPES["s8"]
+    prog = Program("amx", tuple(ins), (Placement(0, 64, TensorType(s8, (64,))), Placement(1, 128, TensorType(s8, (64,)))),
+                   (Placement(0, 192, TensorType(s8, (64,))),), ())
+    wide_a, wide_b = a.astype(np.int32), b.astype(np.int32)
+    want = {"vpaddsb": np.clip(wide_a + wide_b, -128, 127), "vpmaxsb": np.maximum(wide_a, wide_b),
+            "vpmovdb": np.concatenate([b.view(np.uint32).astype(np.uint8).view(np.int8), np.zeros(48, np.int8)])}[name]
+    img = np.zeros(acc.hbm_size, np.uint8)
+    img[64:128], img[128:192] = a.view(np.uint8), b.view(np.uint8)
+    sim = simulate_image(acc, prog, img)
+    assert np.array_equal(sim[192:256].view(np.int8), want.astype(np.int8))
+    try:
+        got = EmulatedBackend(acc).run_image(prog, img)
+    except BackendUnavailable as e:
+        pytest.skip(str(e))
+    assert np.array_equal(got[192:256], sim[192:256])

@@ -79,3 +79,32 @@ def test_layers_as_jax_writes_them_compile_and_check(m: int, dims: list[int], le
                           scale=scale, relu=relu, first_param=p)
     graph = b.build(x)
     tiled_on_sim(graph, target, seed)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, c=sizes, hidden=st.lists(sizes, max_size=1), lead=st.sampled_from([(), (2,)]),
+       target=st.sampled_from(["gemmini", "amx"]), relu=st.sampled_from(["none", "clip", "after"]),
+       seed=st.integers(0, 3), data=st.data())
+def test_a_residual_block_as_jax_writes_it(m: int, c: int, hidden: list[int], lead: tuple[int, ...], target: str,
+                                           relu: str, seed: int, data: st.DataObject) -> None:
+    """One or two layers, then ``clip(y32 + x32, -128, 127)`` of the block's input (jnp.clip in
+    s32, ReLU inside the clip, on the int8 result, or none) and ``astype(int8)``: the residual add
+    runs on the accelerator after the tiled layers, bit for bit."""
+    dims = [c, *hidden, c]
+    b = Builder("jax_residual")
+    x0 = x = b.param("x", 0, tensor("s8", *lead, m, c))
+    p = 1
+    for i in range(len(dims) - 1):
+        x, p = _jax_layer(b, i, x, (*lead, m), dims[i], dims[i + 1], torch=False, bias=data.draw(st.booleans()),
+                          scale=data.draw(st.sampled_from([0.0625, 1.0])), relu="after", first_param=p)
+    t = lambda dt: tensor(dt, *lead, m, c)  # noqa: E731
+    s = b.op("skip", "add", b.op("y32", "convert", x, type=t("s32")), b.op("x32", "convert", x0, type=t("s32")))
+    b.const("lo", 0 if relu == "clip" else -128, "s32")
+    b.const("hi", 127, "s32")
+    clip = b.op("rmin", "minimum", b.op("hib", "broadcast", "hi", type=t("s32"), dimensions=()),
+                b.op("rmax", "maximum", b.op("lob", "broadcast", "lo", type=t("s32"), dimensions=()), s))
+    out = b.op("out", "convert", clip, type=t("s8"))
+    if relu == "after":
+        b.const("z8", 0, "s8")
+        out = b.op("relu", "maximum", out, b.op("z8b", "broadcast", "z8", type=t("s8"), dimensions=()))
+    tiled_on_sim(b.build(out), target, seed)

@@ -545,5 +545,21 @@ ENTRY vpmovdb {
   p = u8[64] pad(b, z), padding=0_48
   ROOT y = u8[1,64] reshape(p)
 }""")
-    amx.tile_only = ("tdpbssd", "vpermt2b", "vpmovdb")
+
+    # (36) vpaddsb zmm(dst), zmm(a), zmm(b) (AVX512BW): s8 lanes added with signed saturation (the
+    #      residual add of two int8 activations, :mod:`compilers.middle.glue`); last, as tdpbssd
+    amx.add_instruction(
+        "vpaddsb", alpha={}, beta=["dst", "a", "b"], inputs=[zmm("a"), zmm("b")], output=zmm("dst"),
+        doc="VPADDSB: zmm[dst] = sat8(zmm[a] + zmm[b]) per s8 lane (signed saturation)",
+        semantics="ENTRY vpaddsb {\n" + _int_lanes("a", 0, "s8") + _int_lanes("b", 1, "s8") + """  a32 = s32[64] convert(a)
+  b32 = s32[64] convert(b)
+  s32s = s32[64] add(a32, b32)
+  lo = s32[] constant(-128)
+  hi = s32[] constant(127)
+  c = s32[64] clamp(lo, s32s, hi)
+  c8 = s8[64] convert(c)
+  o = u8[64] bitcast-convert(c8)
+  ROOT y = u8[1,64] reshape(o)
+}""")
+    amx.tile_only = ("tdpbssd", "vpermt2b", "vpmovdb", "vpaddsb")
     return amx

@@ -140,6 +140,7 @@ int main(void)
     "vpsubb": "z${dst} = _mm512_sub_epi8(z${a}, z${b});",
     "vpminsb": "z${dst} = _mm512_min_epi8(z${a}, z${b});",
     "vpmaxsb": "z${dst} = _mm512_max_epi8(z${a}, z${b});",
+    "vpaddsb": "z${dst} = _mm512_adds_epi8(z${a}, z${b});",
     "vpminub": "z${dst} = _mm512_min_epu8(z${a}, z${b});",
     "vpmaxub": "z${dst} = _mm512_max_epu8(z${a}, z${b});",
     "vpermt2b": "z${dst} = _mm512_permutex2var_epi8(z${a}, z${idx}, z${b});",

@@ -397,6 +397,7 @@ ACCV_INT2(_mm512_min_epi8, 64, int8_t, i8, x_ < y_ ? x_ : y_)
 ACCV_INT2(_mm512_max_epi8, 64, int8_t, i8, x_ > y_ ? x_ : y_)
 ACCV_INT2(_mm512_min_epu8, 64, uint8_t, u8, x_ < y_ ? x_ : y_)
 ACCV_INT2(_mm512_max_epu8, 64, uint8_t, u8, x_ > y_ ? x_ : y_)
+ACCV_INT2(_mm512_adds_epi8, 64, int8_t, i8, x_ + y_ > 127 ? 127 : x_ + y_ < -128 ? -128 : x_ + y_)
 
 /* VPERMT2B (AVX512_VBMI): byte i is byte idx[i] & 127 of a ++ b */
 ACCV_OP __m512i _mm512_permutex2var_epi8(__m512i a, __m512i idx, __m512i b)

@@ -17,6 +17,8 @@ of :mod:`.bf16_sum` (bit for bit) and within that module's bound of the referenc
   but never stored.
 - Registers: C in tmm0 / tmm1 (two accumulators), operands in tmm2..tmm7; ``mul`` is
   ``tilezero`` (first contraction block) then ``tdpbssd`` (s8 x s8 -> s32, wrapping adds).
+- ``resadd`` (the residual add of :mod:`compilers.middle.glue`): per row of 64 bytes ``vpaddsb``
+  (signed saturating byte add), ``vpmaxsb`` with zero for ReLU.
 - ``store``: ``tilestored`` of C to a 1 KiB staging area, then per row of the tile: the row's
   int32 lanes (``vmovdqu8_load``), the bias added (``vpaddd``; loaded once per tile), then either
   stored raw, or ``vcvtdq2ps``, ``vmulps`` by the scale (omitted for 1.0), ``vmaxps`` / ``vminps``
@@ -117,6 +119,20 @@ def _store(r: int, c: int, dram: int, acc: int, bias_dram: int, scratch: int, st
             out.append(_c("vpmaxsd", dst=W, a=W, b=ZERO))
         out += [_c("vpaddd", dst=W, a=W, b=C128), _c("vpmovusdb", dst=W, src=W), _c("vpsubb", dst=W, a=W, b=X80),
                 _c("vmovdqu8_store", n=c, src=W, addr=dram + row * stride)]
+    return out
+
+
+def _resadd(r: int, c: int, a: int, b: int, dst: int, acc: int, stride: int, relu: int) -> list[Concrete]:
+    """Per row: the two rows' bytes, ``vpaddsb`` (signed saturating), ``vpmaxsb`` with zero for
+    ReLU, the masked store (``acc`` unused: no tile is involved)."""
+    out = [_c("vpxord", dst=ZERO, a=ZERO, b=ZERO)] if relu else []
+    for row in range(r):
+        out += [_c("vmovdqu8_load", n=c, dst=W, addr=a + row * stride),
+                _c("vmovdqu8_load", n=c, dst=BIAS, addr=b + row * stride),
+                _c("vpaddsb", dst=W, a=W, b=BIAS)]
+        if relu:
+            out.append(_c("vpmaxsb", dst=W, a=W, b=ZERO))
+        out.append(_c("vmovdqu8_store", n=c, src=W, addr=dst + row * stride))
     return out
 
 
@@ -273,7 +289,7 @@ GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_b
                  b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,
                  pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store,
-                 others=(GEMM_TILES_BF16,), low_byte=True, max_stride=STRIDE[-1])
+                 others=(GEMM_TILES_BF16,), low_byte=True, max_stride=STRIDE[-1], resadd=_resadd)
 
 #: int8 layers whose weights are row-major (as a user keeps them): the program repacks B into the
 #: VNNI layout itself (:func:`_pack_b`, counted in its cost) before the tiles read it

@@ -13,6 +13,8 @@ blocks, the scratchpad and accumulator capacities in blocks, and one micro-kerne
   with the accumulate flag (bit 30): the contraction split of identity 2.
 - ``store``: ``mvout_acc`` with ``acc_scale`` and ReLU (the tail in the store path) or
   ``mvout_acc_raw`` for an int32 result.
+- ``resadd``: two ``mvin_acc_s8`` (the second accumulating) and ``mvout_acc`` at scale 1.0 with
+  the ReLU bit: ``relu?(sat8(a + b))``, the residual add of Gemmini's ``tiled_resadd``.
 
 ``overlap``: each kernel is whole commands on one unit (load, execute or store) and only
 ``preload_ws`` leaves state (the array's weights, which no move touches), so the schedule spreads
@@ -73,8 +75,17 @@ def _store(r: int, c: int, dram: int, ac: int, bias_dram: int, scratch: int, str
                ac=ac, dram=dram)]
 
 
+def _resadd(r: int, c: int, a: int, b: int, dst: int, ac: int, stride: int, relu: int) -> list[Concrete]:
+    """The residual add as Gemmini's own library does it: both int8 blocks moved into one
+    accumulator block (widened; the second accumulating), moved out at scale 1.0 (saturating) with
+    the ReLU bit."""
+    return [_c("mvin_acc_s8", rows=r, cols=c, stride=stride, accumulate=0, dram=a, ac=ac),
+            _c("mvin_acc_s8", rows=r, cols=c, stride=stride, accumulate=1, dram=b, ac=ac),
+            _c("mvout_acc", rows=r, cols=c, stride=stride, scale=ONE, relu=relu, ac=ac, dram=dst)]
+
+
 TILES = TileOffer(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
                    scale_ok=_scale_ok, layouts=("", ""), one_block_to_act=True, b_group=1, scratch_bytes=0,
                    operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
                    prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul,
-                   store=_store, overlap=True, max_stride=max(STRIDES))
+                   store=_store, overlap=True, max_stride=max(STRIDES), resadd=_resadd)
