@@ -68,6 +68,8 @@ class TileOffer:
     ``resadd(r, c, a, b, dst, acc, stride, relu)`` (or None): ``relu?(sat8(A + B))`` of two int8
     blocks of ``r`` rows x ``c`` bytes (at most ``bm`` x ``bk``) with row stride ``stride`` into
     ``dst`` (``acc``: an accumulator slot it may use): the residual add of :mod:`compilers.middle.glue`.
+    ``spread(n, src, dst, acc, dst_stride)`` (or None): the ``n`` bytes at ``src`` (n at most
+    ``bm``) to ``dst + i * dst_stride`` (a depthwise convolution's dense weights, along the diagonal).
     ``max_stride``: the largest HBM row stride, in bytes, a kernel's stride flag may take (the
     description's stride domain; None: any); a layer whose rows are further apart exits 3 naming it.
     """
@@ -101,6 +103,7 @@ class TileOffer:
     low_byte: bool = False
     transposed_b: TileOffer | None = None
     resadd: Kernel | None = None
+    spread: Kernel | None = None
 
     def for_dtype(self, dtype: str) -> TileOffer | None:
         """This offer or the one of ``others`` that tiles operands of ``dtype``, else None."""

@@ -9,7 +9,7 @@ what tests and benchmarks compile).
 No target name appears here.
 
 The layer (N, H, W, C, O >= 1; a KH x KW window, strides (sh, sw), zero padding lo/hi >= 0, no
-dilation, one feature group; jax's ``conv_general_dilated`` with NHWC / HWIO / NHWC dimension
+dilation, one feature group or a depthwise layer (below); jax's ``conv_general_dilated`` with NHWC / HWIO / NHWC dimension
 numbers and ``preferred_element_type=int32`` on int8 operands)::
 
     acc  = s32[N,OH,OW,O] convolution(X s8[N,H,W,C], Wt s8[KH,KW,C,O]), dim_labels=b01f_01io->b01f
@@ -53,6 +53,14 @@ Where a pixel's whole row of KW taps lies inside the input, its KW * C bytes are
 run in the input and in A's row, copied as one; the taps of other pixels are copied one by one,
 and the padding is never written (the packed copy's bytes start zero, as every unwritten byte of
 a packed block does).
+
+A depthwise layer (``feature_group_count = C``, weights ``[KH, KW, 1, C]``: MobileNet's, one
+filter per channel) is the dense layer of the block-diagonal weights ``Wd[kh, kw, ci, co] =
+Wt[kh, kw, 0, co]`` where ci = co and 0 elsewhere (each output channel sums only its own input
+channel's products; the others are zero products, identity 1). The program writes ``Wd`` into HBM
+itself before the layer (:func:`dense_weights`: the target's ``spread`` kernel moves each run of
+channels of a tap along the diagonal, a DRAM stride of C + 1; the rest of ``Wd`` is HBM's zeros)
+and then runs the dense schedule on it.
 """
 
 from __future__ import annotations
@@ -70,7 +78,7 @@ from .schedule import ALIGN, MicroKernels, TileError, TileTarget, check_strides
 from .tiled import add_tile_tail, scale_bits, tiles
 
 __all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_graph", "conv_fits", "conv_as_gemm",
-           "im2col_packs", "layer_of"]
+           "im2col_packs", "dense_weights", "layer_of"]
 
 LABELS = "b01f_01io->b01f"
 
@@ -95,6 +103,12 @@ class Conv:
     tail: Tail
     nparams: int
     param_types: tuple[TensorType, ...] = ()
+    depthwise: bool = False        # feature_group_count = C = O, weights [KH, KW, 1, C]
+
+    @property
+    def w_bytes(self) -> int:
+        """Bytes of the weights as stored (KH*KW*C for a depthwise layer)."""
+        return self.kh * self.kw * self.c * (1 if self.depthwise else self.o)
 
     @property
     def oh(self) -> int:
@@ -110,7 +124,8 @@ class Conv:
 
     @property
     def macs(self) -> int:
-        return self.m * self.kh * self.kw * self.c * self.o
+        """The layer's multiply-accumulates (a depthwise layer: one input channel per output)."""
+        return self.m * self.kh * self.kw * self.c * (1 if self.depthwise else self.o)
 
 
 def recognize_conv(graph: Graph) -> Conv | None:
@@ -137,8 +152,8 @@ def recognize_conv(graph: Graph) -> Conv | None:
             return None
     if acc.opcode != "convolution" or _dtype(acc) != "s32" or len(acc.tensor_type.shape) != 4:
         return None
-    if (acc.attrs.get("dim_labels") != LABELS or acc.attrs.get("feature_group_count", 1) != 1
-            or acc.attrs.get("batch_group_count", 1) != 1):
+    groups = int(acc.attrs.get("feature_group_count", 1))
+    if acc.attrs.get("dim_labels") != LABELS or acc.attrs.get("batch_group_count", 1) != 1:
         return None
     x, wt = _param(comp, acc.operands[0], "s8"), _param(comp, acc.operands[1], "s8")
     if x is None or wt is None or len({x, wt, bias}) != 3:
@@ -152,10 +167,13 @@ def recognize_conv(graph: Graph) -> Conv | None:
     types = tuple(comp[p].tensor_type for p in comp.params)
     n, h, w, c = types[x].shape
     kh, kw, c2, o = types[wt].shape
-    if c2 != c or (bias is not None and types[bias].shape != (o,)) or not all(t.row_major for t in types):
+    depthwise = groups == c and c > 1 and c2 == 1 and o == c       # one filter per channel
+    if (groups != 1 and not depthwise) or (c2 != c and not depthwise):
+        return None
+    if (bias is not None and types[bias].shape != (o,)) or not all(t.row_major for t in types):
         return None
     cv = Conv(n, h, w, c, kh, kw, o, (win.stride[0], win.stride[1]), ((win.pad[0][0], win.pad[0][1]),
-              (win.pad[1][0], win.pad[1][1])), x, wt, bias, tail, len(types), types)
+              (win.pad[1][0], win.pad[1][1])), x, wt, bias, tail, len(types), types, depthwise)
     if cv.oh < 1 or cv.ow < 1 or acc.tensor_type.shape != (n, cv.oh, cv.ow, o):
         return None
     return cv
@@ -202,6 +220,18 @@ def im2col_packs(cv: Conv, x_at: int, dst: int, pitch: int) -> list[tuple[tuple,
     return out
 
 
+def dense_weights(cv: Conv, t: TileTarget, mk: MicroKernels, src: int, dst: int) -> list[Concrete]:
+    """The instructions that write a depthwise layer's dense weights (module doc) at ``dst`` (row
+    major [KH*KW*C, C], zero elsewhere: HBM starts zero) from the stored ``[KH, KW, 1, C]`` at
+    ``src``: per tap, each run of up to ``bm`` channels spread along the diagonal (stride C + 1)."""
+    out: list[Concrete] = []
+    for tap in range(cv.kh * cv.kw):
+        for c0, r in tiles(cv.c, t.block[0]):
+            mk.emit(out, "spread", (r,), (src + tap * cv.c + c0, dst + tap * cv.c * cv.o + c0 * (cv.o + 1),
+                                          t.acc_addr(0)), (cv.o + 1,))
+    return out
+
+
 def layer_of(graph: Graph, t: TileTarget) -> Gemm | Conv | None:
     """The one layer ``graph`` is, as ``t`` runs it: a :class:`Conv` where ``t`` tiles convolutions
     directly (:func:`conv_fits`), the GEMM of its im2col matrix where ``t`` packs operands, a
@@ -216,18 +246,21 @@ def layer_of(graph: Graph, t: TileTarget) -> Gemm | Conv | None:
 
 
 def conv_graph(n: int, h: int, w: int, c: int, k: int, o: int, stride: int = 1, pad: int = 0, bias: bool = False,
-               scale: float | None = 1.0, relu: bool = False, name: str = "conv", pads: str | None = None) -> Graph:
+               scale: float | None = 1.0, relu: bool = False, name: str = "conv", pads: str | None = None,
+               depthwise: bool = False) -> Graph:
     """A square-window conv layer as jax dumps it (``scale`` as :func:`.gemm.layer_graph`): the graph
-    tests and benchmarks compile; ``pads``: the window's padding text instead of ``pad`` on every side."""
+    tests and benchmarks compile; ``pads``: the window's padding text instead of ``pad`` on every side;
+    ``depthwise``: ``feature_group_count = c`` with weights ``[k, k, 1, c]`` (``o`` must be ``c``)."""
     (pt, pb), (pl, pr) = (tuple(map(int, d.split("_"))) for d in pads.split("x")) if pads else ((pad, pad), (pad, pad))
     oh, ow = (h + pt + pb - k) // stride + 1, (w + pl + pr - k) // stride + 1
     win = f"size={k}x{k}" + (f" stride={stride}x{stride}" if stride != 1 else "") + \
         (f" pad={pads or f'{pad}_{pad}x{pad}_{pad}'}" if pad or pads else "")
     b = Builder(name)
     b.param("x", 0, tensor("s8", n, h, w, c, layout=(3, 2, 1, 0)))
-    b.param("w", 1, tensor("s8", k, k, c, o, layout=(3, 2, 1, 0)))
+    b.param("w", 1, tensor("s8", k, k, 1 if depthwise else c, o, layout=(3, 2, 1, 0)))
+    groups = {"feature_group_count": c} if depthwise else {}
     b.op("d", "convolution", "x", "w", type=tensor("s32", n, oh, ow, o, layout=(3, 2, 1, 0)), window=f"{{{win}}}",
-         dim_labels=LABELS)
+         dim_labels=LABELS, **groups)
     add_tail(b, "d", (n, oh, ow, o), o, 3, bias, scale, relu)
     return b.build()
 
@@ -239,7 +272,8 @@ def conv_gemm_graph(cv: Conv) -> Graph:
     sh, sw = cv.stride
     m, oh, ow = cv.m, cv.oh, cv.ow
     b = Builder("conv_gemm")
-    params = {cv.x: ("X", tensor("s8", cv.n, cv.h, cv.w, cv.c)), cv.wt: ("Wt", tensor("s8", cv.kh, cv.kw, cv.c, cv.o))}
+    params = {cv.x: ("X", tensor("s8", cv.n, cv.h, cv.w, cv.c)),
+              cv.wt: ("Wt", tensor("s8", cv.kh, cv.kw, 1 if cv.depthwise else cv.c, cv.o))}
     if cv.bias is not None:
         params[cv.bias] = ("bias", tensor("s32", cv.o))
     for idx in sorted(params):
@@ -248,7 +282,17 @@ def conv_gemm_graph(cv: Conv) -> Graph:
     b.const("z8", 0, "s8")
     b.op("X32", "convert", "X", type=tensor("s32", cv.n, cv.h, cv.w, cv.c))
     b.op("Xp", "pad", "X32", "z", padding=((0, 0, 0), (pt, pb, 0), (pl, pr, 0), (0, 0, 0)))
-    b.op("W32", "convert", "Wt", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o))
+    if cv.depthwise:        # the dense weights: channel c's filter at (c, c), zero elsewhere
+        b.op("Wd", "convert", "Wt", type=tensor("s32", cv.kh, cv.kw, 1, cv.o))
+        b.op("Wr", "reshape", "Wd", type=tensor("s32", cv.kh, cv.kw, cv.o))
+        b.op("Wb", "broadcast", "Wr", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o), dimensions=(0, 1, 3))
+        b.op("ci", "iota", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o), iota_dimension=2)
+        b.op("co", "iota", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o), iota_dimension=3)
+        b.op("diag", "compare", "ci", "co", type=tensor("pred", cv.kh, cv.kw, cv.c, cv.o), direction="EQ")
+        b.op("zw", "broadcast", "z", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o), dimensions=())
+        b.op("W32", "select", "diag", "Wb", "zw")
+    else:
+        b.op("W32", "convert", "Wt", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o))
     acc = None
     for kh in range(cv.kh):
         for kw in range(cv.kw):
@@ -306,6 +350,7 @@ class ConvPlan:
     end: int
     chunk: int
     w_resident: bool
+    dw_at: int | None = None      # a depthwise layer's weights as stored (w_at: its dense weights)
 
 
 def _plan(cv: Conv, t: TileTarget, hbm_size: int, base: int = 0, x_at: int | None = None) -> ConvPlan:
@@ -336,6 +381,12 @@ def _plan(cv: Conv, t: TileTarget, hbm_size: int, base: int = 0, x_at: int | Non
     if cv.bias is not None:
         bias_at, end = end, _align(end + 4 * cv.o)
     out_at, end = end, _align(end + cv.m * cv.o * ob)
+    dw_at = None
+    if cv.depthwise:
+        if t.spread is None:
+            raise TileError("a depthwise convolution needs its dense weights built on the target, which has no "
+                            "spread micro-kernel")
+        dw_at, end = end, _align(end + cv.w_bytes)
     zeros_at, end = end, _align(end + 4 * bn)
     consts_at = end
     nconst = len(t.constants(cv.tail))
@@ -347,7 +398,7 @@ def _plan(cv: Conv, t: TileTarget, hbm_size: int, base: int = 0, x_at: int | Non
     if end > hbm_size:
         raise TileError(f"the convolution's operands and result need {end} bytes of HBM, "
                         f"the description has {hbm_size}")
-    return ConvPlan(x_at, w_at, bias_at, out_at, zeros_at, consts_at, scratch_at, end, chunk, w_resident)
+    return ConvPlan(x_at, w_at, bias_at, out_at, zeros_at, consts_at, scratch_at, end, chunk, w_resident, dw_at)
 
 
 def _align(x: int) -> int:
@@ -379,6 +430,8 @@ def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str, base:
     def w_slot(tap: tuple[int, int], q: int, j: int, use: int) -> int:
         return (tap_ix[tap] * nq + q) * nj + j if p.w_resident else use % 2
 
+    if p.dw_at is not None:
+        out += dense_weights(cv, t, mk, p.dw_at, p.w_at)
     wslots = cv.kh * cv.kw * nq * nj if p.w_resident else 2
     if p.w_resident:
         for tap in taps0:
@@ -431,7 +484,8 @@ def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str, base:
                 mk.emit(out, "store", (r, c), (dram, aa(i * nj + j), (p.bias_at or 0) + 4 * j0, p.scratch_at),
                         (cv.o * ob, cv.tail, p.bias_at is not None))
     s32 = DTYPES["s32"]
-    inputs = [Placement(cv.x, p.x_at, cv.param_types[cv.x]), Placement(cv.wt, p.w_at, cv.param_types[cv.wt])]
+    inputs = [Placement(cv.x, p.x_at, cv.param_types[cv.x]),
+              Placement(cv.wt, p.w_at if p.dw_at is None else p.dw_at, cv.param_types[cv.wt])]
     if cv.bias is not None and p.bias_at is not None:
         inputs.append(Placement(cv.bias, p.bias_at, cv.param_types[cv.bias]))
     inputs.sort(key=lambda x: x.index)

@@ -149,6 +149,7 @@ class Plan:
     scratch_at: int
     panels: int = 1            # A row panels on chip: 2 = the next chunk's loads while this one runs
     b_block: int = 0           # >0: B's packed copy is column-block-major, this many bytes a column block
+    dw_at: int | None = None   # a depthwise convolution's weights as stored (b_at: its dense weights)
 
 
 def _align(x: int) -> int:
@@ -234,6 +235,12 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None 
     else:
         b_at = _align(base) + ALIGN
     end = _align(b_at + g.batch * b_rows * b_pitch)
+    dw_at = None
+    if g.window is not None and g.window.depthwise:
+        if t.spread is None:
+            raise TileError("a depthwise convolution needs its dense weights built on the target, which has no "
+                            "spread micro-kernel")
+        dw_at, end = end, _align(end + g.window.w_bytes)
     bias_at = None
     if g.bias is not None:
         bias_at, end = end, _align(end + 4 * g.n)
@@ -261,7 +268,7 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None 
     if end > hbm_size:
         raise TileError(f"the layer's operands and result need {end} bytes of HBM, the description has {hbm_size}")
     return Plan(g, t.block, chunk, b_resident, a_resident, a_at, b_at, bias_at, out_at, end, a_view, b_view,
-                consts_at, scratch_at, panels, b_block)
+                consts_at, scratch_at, panels, b_block, dw_at)
 
 
 class _Background:
@@ -307,6 +314,9 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
             return b_src + (j0 // bn) * p.b_block + (q0 // gb) * b_pitch
         return b_src + (q0 // gb) * b_pitch + j0 * gb
 
+    if p.dw_at is not None:      # a depthwise convolution: its dense B first (row-major at b_at)
+        from .conv import dense_weights
+        out += dense_weights(g.window, t, mk, p.dw_at, p.b_at)
     if t.pack is not None:
         if g.window is not None:     # a convolution: its im2col matrix is A's packed copy
             from .conv import im2col_packs
@@ -402,7 +412,7 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
     s8, s32 = DTYPES["s8"], DTYPES["s32"]
     types = g.param_types or tuple(TensorType(s8, x) for x in ((g.m, g.k), (g.k, g.n)))
     pt = {g.a: types[g.a] if g.param_types else types[0], g.b: types[g.b] if g.param_types else types[1]}
-    inputs = [Placement(g.a, p.a_at, pt[g.a]), Placement(g.b, p.b_at, pt[g.b])]
+    inputs = [Placement(g.a, p.a_at, pt[g.a]), Placement(g.b, p.b_at if p.dw_at is None else p.dw_at, pt[g.b])]
     if g.bias is not None and p.bias_at is not None:
         inputs.append(Placement(g.bias, p.bias_at, TensorType(s32, (g.n,))))
     inputs.sort(key=lambda x: x.index)

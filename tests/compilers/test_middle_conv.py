@@ -118,6 +118,29 @@ def test_an_input_window_stride_past_the_stride_domain_exits_3() -> None:
         compile(_conv(1, 5, 2100, 16, (1, 0), 2, False, (1.0, False)), load_target("gemmini"))
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 2), hw=st.integers(1, 9), c=st.sampled_from([2, 3, 16, 17, 33]), win=windows,
+       stride=st.integers(1, 2), bias=st.booleans(), tail=tails, seed=st.integers(0, 3))
+def test_a_depthwise_layer_is_the_dense_layer_of_its_diagonal_weights(n: int, hw: int, c: int, win: tuple, stride: int,
+                                                                      bias: bool, tail: tuple, seed: int) -> None:
+    """feature_group_count = C (MobileNet's depthwise layer) equals the dense layer whose weights
+    hold each channel's filter on the diagonal (the identity the programs implement), and both
+    targets' programs (Gemmini's direct tiling, AMX's im2col GEMM) check bit for bit on sim."""
+    k, pad = win
+    if hw + 2 * pad < k:
+        return
+    graph = conv_graph(n, hw, hw + 1, c, k, c, stride, pad, bias=bias, scale=tail[0], relu=tail[1], depthwise=True)
+    cv = recognize_conv(graph)
+    assert cv is not None and cv.depthwise and cv.macs == cv.m * k * k * c
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,), (got,) = evaluate(graph, xs), evaluate(conv_gemm_graph(cv), xs)
+    assert np.array_equal(want, got)
+    from tests.compilers.tiled_check import tiled_on_sim
+
+    for target in ("gemmini", "amx"):
+        tiled_on_sim(graph, target, seed)
+
+
 def test_qkv_leaves_convolutions_to_act() -> None:
     assert compile_tiled(_conv(1, 5, 3, 4, (3, 1), 1, False, (1.0, False)), load_target("qkv")) is None
 

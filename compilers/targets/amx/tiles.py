@@ -136,6 +136,14 @@ def _resadd(r: int, c: int, a: int, b: int, dst: int, acc: int, stride: int, rel
     return out
 
 
+def _spread(n: int, src: int, dst: int, acc: int, dst_stride: int) -> list[Concrete]:
+    """``n`` bytes at ``src`` to ``dst`` every ``dst_stride`` bytes: one-byte masked moves."""
+    out = []
+    for i in range(n):
+        out += [_c("vmovdqu8_load", n=1, dst=W, addr=src + i), _c("vmovdqu8_store", n=1, src=W, addr=dst + i * dst_stride)]
+    return out
+
+
 def _mul_bf16(r: int, kk: int, c: int, a: int, b: int, acc: int, accumulate: int,
               load_weights: int) -> list[Concrete]:
     out = [] if accumulate else [_c("tilezero", t=acc)]
@@ -289,7 +297,8 @@ GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_b
                  b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,
                  pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store,
-                 others=(GEMM_TILES_BF16,), low_byte=True, max_stride=STRIDE[-1], resadd=_resadd)
+                 others=(GEMM_TILES_BF16,), low_byte=True, max_stride=STRIDE[-1], resadd=_resadd,
+                 spread=_spread)
 
 #: int8 layers whose weights are row-major (as a user keeps them): the program repacks B into the
 #: VNNI layout itself (:func:`_pack_b`, counted in its cost) before the tiles read it

@@ -15,6 +15,8 @@ blocks, the scratchpad and accumulator capacities in blocks, and one micro-kerne
   ``mvout_acc_raw`` for an int32 result.
 - ``resadd``: two ``mvin_acc_s8`` (the second accumulating) and ``mvout_acc`` at scale 1.0 with
   the ReLU bit: ``relu?(sat8(a + b))``, the residual add of Gemmini's ``tiled_resadd``.
+- ``spread``: a row of int8 values moved in as a column of an accumulator block (DRAM stride 1)
+  and out as a column at another stride (a depthwise layer's weights along a diagonal).
 
 ``overlap``: each kernel is whole commands on one unit (load, execute or store) and only
 ``preload_ws`` leaves state (the array's weights, which no move touches), so the schedule spreads
@@ -84,8 +86,16 @@ def _resadd(r: int, c: int, a: int, b: int, dst: int, ac: int, stride: int, relu
             _c("mvout_acc", rows=r, cols=c, stride=stride, scale=ONE, relu=relu, ac=ac, dram=dst)]
 
 
+def _spread(n: int, src: int, dst: int, ac: int, dst_stride: int) -> list[Concrete]:
+    """``n`` int8 values in a row of HBM to ``dst`` every ``dst_stride`` bytes: read as a column
+    (rows of one element, DRAM stride 1) into an accumulator block, written back as a column."""
+    return [_c("mvin_acc_s8", rows=n, cols=1, stride=1, accumulate=0, dram=src, ac=ac),
+            _c("mvout_acc", rows=n, cols=1, stride=dst_stride, scale=ONE, relu=0, ac=ac, dram=dst)]
+
+
 TILES = TileOffer(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
                    scale_ok=_scale_ok, layouts=("", ""), one_block_to_act=True, b_group=1, scratch_bytes=0,
                    operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
                    prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul,
-                   store=_store, overlap=True, max_stride=max(STRIDES), resadd=_resadd)
+                   store=_store, overlap=True, max_stride=max(STRIDES), resadd=_resadd,
+                  spread=_spread)
