@@ -60,7 +60,8 @@ EXPECTED = ["tilezero", "tileloadd", "tilestored", "tdpbusd", "tdpbf16ps", "vmov
             "vpxord", "vpandd", "vbroadcastss", "vfmadd231ps", "vaddps", "vaddps_mem", "vmulps", "vmaxps",
             "vminps", "vcvtdq2ps", "vcvtps2dq", "vcvttps2dq", "vpmovusdb", "vpmovusdb_store",
             "vmovdqu8_load", "vmovdqu8_store", "vpaddd", "vpsubd", "vpmulld", "vpminsd", "vpmaxsd",
-            "vpaddb", "vpsubb", "vpminsb", "vpmaxsb", "vpminub", "vpmaxub", "tdpbssd", "vpermt2b", "vpmovdb"]
+            "vpaddb", "vpsubb", "vpminsb", "vpmaxsb", "vpminub", "vpmaxub", "tdpbssd", "vpermt2b", "vpmovdb",
+            "vpaddsb"]
 
 
 def test_description_validates(acc) -> None:
