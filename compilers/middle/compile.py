@@ -13,7 +13,8 @@ An f32 layer of bf16 operands (:mod:`.gemm_bf16`) goes to the offer of that oper
 
 For a target that offers row blocks (``row_block``), it splits a kernel whose result is row-wise
 in one input into blocks of rows (:mod:`.rows`), each distinct block height compiled once by
-Act. Otherwise it takes a recognized layer unless the target leaves one block to Act
+Act; first the offer's ``diagnose`` may say why the kernel is not the target's function (QKV:
+a softmax that subtracts the row maximum), which exits 3 with that reason. Otherwise it takes a recognized layer unless the target leaves one block to Act
 (``one_block_to_act``) and the layer is a dot of exactly one block with no bias and the
 int32-clamp tail, which Act's instruction selection compiles by itself (the paper's
 ``gemmini_gemm``, whose program stays Act's). A layer it takes but the target cannot run raises
@@ -38,7 +39,7 @@ from .gemm import Gemm
 from .gemm_bf16 import recognize_bf16
 from .chain import chain_layers, chain_program, split_chain
 from .glue import Residual
-from .schedule import Plan, TileTarget, offer_for, plan, tile_program
+from .schedule import Plan, TileError, TileTarget, offer_for, plan, tile_program
 
 __all__ = ["Tiled", "compile_tiled", "float_contract", "takes"]
 
@@ -157,6 +158,10 @@ def _rows(graph: Graph, acc: Accelerator, offer: object, compile_block: Callable
     from .rows import compile_rows, row_split
 
     block: int = offer.row_block  # type: ignore[attr-defined]
+    diagnose = getattr(offer, "diagnose", None)
+    why = diagnose(graph) if diagnose is not None else None
+    if why is not None:
+        raise TileError(why)
     split = row_split(graph)
     if split is None or split.rows <= block:
         return None

@@ -229,6 +229,8 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None 
         raise TileError(f"the {t.acc_blocks}-block accumulator cannot hold two output blocks")
     gb = t.b_group
     b_rows, b_pitch = -(-kb // gb), g.n * gb
+    if g.b_t and t.pack is None:  # B stored [N, K] and read in place (the tiles transpose it)
+        b_rows, b_pitch = g.n, kb
     if a_at is None:
         a_at = _align(base) + ALIGN
         b_at = _align(a_at + g.a_bytes)
@@ -310,6 +312,8 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
         return q * len(cols) + j if p.b_resident else use % 2
 
     def b_addr(q0: int, j0: int) -> int:
+        if g.b_t and t.pack is None:    # B^T in place: block (q, j) is rows j0.. of K bytes, from q0
+            return b_src + j0 * b_pitch + q0
         if p.b_block:               # the column-block-major copy (plan)
             return b_src + (j0 // bn) * p.b_block + (q0 // gb) * b_pitch
         return b_src + (q0 // gb) * b_pitch + j0 * gb

@@ -336,12 +336,14 @@ class _Gen:
         if self._p(p_garbage):
             return gs.operand(self._int(0, 0xFFFF) if self._p(0.3) else d, self._int(0, 0xFFFF) if self._p(0.3) else d,
                               gs.GARBAGE_ADDR)
+        # a transposed operand reads cols rows (rows x cols bound it as the array sees it), so
+        # both must fit the stride; non-square shapes either way
         rows = self._rows_for_stride(stride, self.sp_rows) if stride else self._int(1, d)
-        cols = self._int(1, d)
+        cols = self._rows_for_stride(stride, self.sp_rows) if stride else self._int(1, d)
         if self._p(0.4):
             rows = d if stride == 0 or (d - 1) * stride < self.sp_rows else rows
-            cols = d
-        span = (rows - 1) * stride + 1
+            cols = d if stride == 0 or (d - 1) * stride < self.sp_rows else cols
+        span = (max(rows, cols) - 1) * stride + 1
         return gs.operand(rows, cols, self._flags() | self._row0(self.sp_rows, span))
 
     def preload(self) -> None:

@@ -101,6 +101,28 @@ def test_stream_spike_rules() -> None:
 
 
 
+def test_transposes_follow_gemmini_cc() -> None:
+    """Spike's gemmini.cc: rows x cols bound a transposed operand as the array sees it and its
+    element (i, j) is scratchpad row addr + stride * j, column i. A non-square transposed preload
+    (3 x 2 of a B stored 2 x 3) and a non-square transposed A (2 x 3 of an A stored 3 x 2) read
+    exactly those elements: the stored block's other rows and columns never enter the array."""
+    m = gs.StreamMachine(4)
+    m.spad[0:4] = np.arange(1, 17).reshape(4, 4)          # A^T storage (and junk past it)
+    m.spad[8:12] = np.arange(-8, 8).reshape(4, 4)          # B^T storage (and junk past it)
+    m.run([gs.config_ex(gs.WS, b_transpose=1), gs.Command(gs.PRELOAD, gs.operand(3, 2, 8), gs.operand(4, 4, gs.ACC_BIT)),
+           gs.Command(gs.COMPUTE_PRELOADED, gs.operand(4, 3, 0), gs.operand(4, 4, gs.GARBAGE_ADDR))])
+    b = np.zeros((4, 4), np.int64)
+    b[:3, :2] = m.spad[8:10, :3].T                          # pe(i, j) = spad[8 + j][i], i < 3, j < 2
+    a = np.zeros((4, 4), np.int64)
+    a[:4, :3] = m.spad[0:4, :3]
+    assert np.array_equal(m.acc[0:4, :4], a @ b)
+    m.run([gs.config_ex(gs.WS, a_transpose=1), gs.Command(gs.PRELOAD, gs.operand(4, 4, 8), gs.operand(4, 4, gs.ACC_BIT | 8)),
+           gs.Command(gs.COMPUTE_PRELOADED, gs.operand(2, 3, 0), gs.operand(4, 4, gs.GARBAGE_ADDR))])
+    a = np.zeros((4, 4), np.int64)
+    a[:2, :3] = m.spad[0:3, :2].T                           # a(i, k) = spad[0 + k][i], i < 2, k < 3
+    assert np.array_equal(m.acc[8:12, :4], a @ m.spad[8:12, :4].astype(np.int64))
+
+
 def test_c_stride_zero_accumulates_every_row() -> None:
     """C rows that land on one accumulator row (C stride 0) are written one after the other:
     with bit 30 they all accumulate (a numpy scatter would keep only the last row's sum)."""
@@ -169,8 +191,11 @@ def programs(draw: st.DrawFn, dim: int) -> list[Concrete]:
             c(kind, rows=a["rows"], cols=a["cols"], stride=a["stride"], ac=ac(a["rows"]), dram=a["dram"])
         elif kind == "ws":
             if draw(st.booleans()):
-                r = draw(R)
-                c("preload_ws", rows=r, cols=draw(R), b=sp(r))
+                r, cl = draw(R), draw(R)
+                if draw(st.booleans()):
+                    c("preload_ws", rows=r, cols=cl, b=sp(r))
+                else:       # B stored transposed: cl rows of r bytes read (gemmini.cc's convention)
+                    c("preload_ws_t", rows=r, cols=cl, b=sp(cl))
             bias, dest = draw(st.booleans()), draw(st.sampled_from(["acc", "spad"]))
             ar, cr = draw(R), draw(R)
             attrs = {"a_rows": ar, "a_cols": draw(R), "c_rows": cr, "c_cols": draw(R), "a": sp(ar)}

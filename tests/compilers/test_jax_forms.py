@@ -7,6 +7,7 @@ reference on the graph as drawn."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -67,7 +68,7 @@ def _jax_layer(b: Builder, i: int, x: str, lead: tuple[int, ...], k: int, n: int
 def test_layers_as_jax_writes_them_compile_and_check(m: int, dims: list[int], lead: tuple[int, ...], target: str,
                                                     seed: int, data: st.DataObject) -> None:
     layers = len(dims) - 1
-    torch = data.draw(st.lists(st.booleans(), min_size=layers, max_size=layers)) if target == "amx" and layers == 1 \
+    torch = data.draw(st.lists(st.booleans(), min_size=layers, max_size=layers)) if layers == 1 \
         else [False] * layers
     b = Builder("jax_layer")
     x = b.param("x", 0, tensor("s8", *lead, m, dims[0]))
@@ -108,3 +109,25 @@ def test_a_residual_block_as_jax_writes_it(m: int, c: int, hidden: list[int], le
         b.const("z8", 0, "s8")
         out = b.op("relu", "maximum", out, b.op("z8b", "broadcast", "z8", type=t("s8"), dimensions=()))
     tiled_on_sim(b.build(out), target, seed)
+
+
+@pytest.mark.parametrize("form", ["pre", "post"])
+def test_jax_softmax_attention_on_qkv_exits_3_naming_the_row_maximum(form: str) -> None:
+    """jax.nn.softmax subtracts the row maximum and sums in f32: not QKV's softmax instruction
+    (exp(x) / bf16 sum, no maximum), so the kernel exits 3 naming the reduce(maximum) QKV cannot
+    compute, before and after XLA's passes (which move it into a fusion)."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from compilers.compile import compile
+    from compilers.errors import Unsupported
+    from semantics.hlo_parser import parse_hlo
+
+    def attention(q, k, v):  # noqa: ANN001, ANN202
+        return jnp.matmul(jax.nn.softmax(jnp.matmul(q, k.T), axis=-1), v)
+
+    args = [jax.ShapeDtypeStruct((64, 64), jnp.bfloat16)] * 3
+    lowered = jax.jit(attention).lower(*args)
+    text = lowered.as_text(dialect="hlo") if form == "pre" else lowered.compile().as_text()
+    with pytest.raises(Unsupported, match=r"no instruction computes reduce\(maximum\) on bf16\[64\] .*row maximum"):
+        compile(parse_hlo(text), "qkv")

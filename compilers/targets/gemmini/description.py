@@ -46,8 +46,10 @@ Differences from real Gemmini (deliberate):
 2. mvin from HBM address 0 loads zeros in Spike; the compiler level forbids ``dram = 0``
    (constraint ``dram >= 1``); the stream model implements the zero load.
 3. Moves are at most DIM columns (one DIM-wide block; MAX_BYTES = 64 would allow 4 int8 blocks
-   per mvin); A_stride = C_stride = 1 and no transposes (the stream model implements the config
-   fields, the encoder always sets 1/1/no transpose); mvin into the accumulator uses scale 1.0.
+   per mvin); A_stride = C_stride = 1 and no A transpose (the stream model implements the
+   config fields, the encoder sets 1/1, A untransposed, and B_transpose only for ``preload_ws_t``,
+   whose rows / cols follow Spike's gemmini.cc: they bound B as the array sees it); mvin into the
+   accumulator uses scale 1.0.
 4. One ``pe`` register for both dataflows: weights preloaded in WS and partial sums in OS are
    the same state (in the RTL they are different registers), so a program that switches
    dataflow without a fresh preload reads the other dataflow's values. The encoder and the
@@ -418,5 +420,22 @@ def build(dim: int = DIM) -> Accelerator:
         semantics=_entry("store_os_spad", "\n  x = s32[`rows`,`cols`] parameter(0)"
                          + _rounding_shift("x", "`rows`,`cols`", "sx") + _sat_s8("sx", "`rows`,`cols`", "q")
                          + _relu("q", "`rows`,`cols`", "y"), D))
-    g.tile_only = ("mvin_acc_bcast",)
+
+    # (17) preload_ws_t: weights stored transposed (B^T, cols x rows of the scratchpad: PyTorch's
+    #      [N, K] weights moved in as they are) into the array as B, rows x cols (K x N) as the
+    #      array sees it: PRELOAD with config_ex B_transpose = 1 (Spike's gemmini.cc convention:
+    #      rows / cols bound the operand as the array sees it, element (i, j) is scratchpad row
+    #      b + j, column i); last, for the middle end's tiles only (Accelerator.tile_only)
+    g.add_instruction(
+        "preload_ws_t", alpha={"rows": R, "cols": R}, beta=["b"],
+        inputs=[("spad", ["b", 0], ["cols", "rows"])], output=("pe", [0, 0], [D, D]),
+        contract=ex, cycles=D, doc="pe = pad(s32(transpose(B^T))); PRELOAD(B, C) with B_transpose, fused with the "
+                                   "next matmul_ws_* (WS)",
+        semantics=_entry("preload_ws_t", """
+  x = s8[`cols`,`rows`] parameter(0)
+  t = s8[`rows`,`cols`] transpose(x), dimensions={1,0}
+  x32 = s32[`rows`,`cols`] convert(t)
+  z = s32[] constant(0)
+  ROOT y = s32[@D,@D] pad(x32, z), padding=0_`@D - rows`x0_`@D - cols`""", D), followed_by=WS_MATMULS)
+    g.tile_only = ("mvin_acc_bcast", "preload_ws_t")
     return g

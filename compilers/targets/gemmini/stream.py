@@ -346,7 +346,9 @@ class StreamMachine:
             self.dram[a:a + out.shape[1]] = out[i]
 
     def _spad_matrix(self, word: int, stride: int, transpose: int, what: str) -> np.ndarray:
-        """A DIM x DIM int32 operand read from the scratchpad (0 outside rows/cols or GARBAGE)."""
+        """A DIM x DIM int32 operand as the array sees it (0 outside rows/cols or GARBAGE): rows x
+        cols bound the operand as the array sees it; transposed, element (i, j) is scratchpad row
+        ``addr + stride * j``, column i (Spike's gemmini.cc: ``cols`` rows are read, ``rows`` lanes each)."""
         rows, cols, addr = fields(word)
         D = self.dim
         m = np.zeros((D, D), np.int32)
@@ -356,9 +358,13 @@ class StreamMachine:
             self._fail(f"{what} must be in the scratchpad, not {format_local(addr)}")
         if not (1 <= rows <= D and 1 <= cols <= D):
             self._fail(f"{what} of {rows} x {cols} exceeds DIM={D}")
-        _, row = self._local_rows(addr, rows, stride)
-        m[:rows, :cols] = self.spad[row + stride * np.arange(rows), :cols]
-        return m.T.copy() if transpose else m
+        if transpose:
+            _, row = self._local_rows(addr, cols, stride)
+            m[:rows, :cols] = self.spad[row + stride * np.arange(cols), :rows].T
+        else:
+            _, row = self._local_rows(addr, rows, stride)
+            m[:rows, :cols] = self.spad[row + stride * np.arange(rows), :cols]
+        return m
 
     def _compute(self, c: Command, preloaded: bool) -> None:
         if self.ex is None:
@@ -422,10 +428,12 @@ class _Enc:
         return None if cur is not None and new == cur else new
 
     def need_ex(self, **want: int | None) -> None:
-        new = self._merge(self.ex, want, {"dataflow": WS, "act": 0, "sys_shift": 0})
+        want.setdefault("b_transpose", 0 if want.get("dataflow") == OS else None)
+        new = self._merge(self.ex, want, {"dataflow": WS, "act": 0, "sys_shift": 0, "b_transpose": 0})
         if new is not None:
             self.ex = new
-            self.out.append(config_ex(new["dataflow"], new["act"], sys_shift=new["sys_shift"]))
+            self.out.append(config_ex(new["dataflow"], new["act"], b_transpose=new["b_transpose"],
+                                      sys_shift=new["sys_shift"]))
 
     def need_ld(self, slot: int, **want: int) -> None:
         new = self._merge(self.ld[slot], want, {})
@@ -485,17 +493,20 @@ def encode(program: Program, dim: int = DIM) -> list[Command]:
         elif n == "mvout_acc_raw":
             e.need_st(stride=a["stride"], act=None, scale=None)
             e.out.append(Command(MVOUT, a["dram"], operand(a["rows"], a["cols"], ACC_BIT | RAW_BIT | a["ac"])))
-        elif n in ("preload_ws", "preload_os", "preload_os_zero"):
+        elif n in ("preload_ws", "preload_ws_t", "preload_os", "preload_os_zero"):
             pass   # emitted with the compute that follows it (adjacency checked above)
         elif n.startswith("matmul_ws"):
+            prev = ins[i - 1] if i > 0 else None
+            pre = prev is not None and prev.name in ("preload_ws", "preload_ws_t")
+            # B_transpose applies at the preload (WS): set for preload_ws_t, clear for preload_ws,
+            # whatever it is for a compute that reuses the array's weights
+            bt = (1 if prev.name == "preload_ws_t" else 0) if pre and prev else None
             if "_spad" in n:
-                e.need_ex(dataflow=WS, act=a["relu"], sys_shift=None)
+                e.need_ex(dataflow=WS, act=a["relu"], sys_shift=None, b_transpose=bt)
                 cl = a["c"]
             else:
-                e.need_ex(dataflow=WS, act=None, sys_shift=None)
+                e.need_ex(dataflow=WS, act=None, sys_shift=None, b_transpose=bt)
                 cl = ACC_BIT | (ACCUMULATE_BIT if a["accumulate"] else 0) | a["c"]
-            prev = ins[i - 1] if i > 0 else None
-            pre = prev is not None and prev.name == "preload_ws"
             bd = operand(prev.env["rows"], prev.env["cols"], prev.env["b"]) if pre and prev else G
             e.out.append(Command(PRELOAD, bd, operand(a["c_rows"], a["c_cols"], cl)))
             d = operand(a["c_rows"], a["c_cols"], a["d"]) if "_bias" in n else G

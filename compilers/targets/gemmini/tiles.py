@@ -15,6 +15,9 @@ blocks, the scratchpad and accumulator capacities in blocks, and one micro-kerne
   ``mvout_acc_raw`` for an int32 result.
 - ``resadd``: two ``mvin_acc_s8`` (the second accumulating) and ``mvout_acc`` at scale 1.0 with
   the ReLU bit: ``relu?(sat8(a + b))``, the residual add of Gemmini's ``tiled_resadd``.
+- B stored ``[N, K]`` (``transposed_b``): ``load_b`` moves the block in as stored (``c`` rows of
+  ``kk`` bytes) and ``mul`` preloads it with ``preload_ws_t`` (B_transpose; rows / cols as the
+  array sees B, Spike's gemmini.cc).
 - ``spread``: a row of int8 values moved in as a column of an accumulator block (DRAM stride 1)
   and out as a column at another stride (a depthwise layer's weights along a diagonal).
 
@@ -30,6 +33,7 @@ accumulator's wrapping int32 adds.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...program import Concrete
@@ -93,9 +97,23 @@ def _spread(n: int, src: int, dst: int, ac: int, dst_stride: int) -> list[Concre
             _c("mvout_acc", rows=n, cols=1, stride=dst_stride, scale=ONE, relu=0, ac=ac, dram=dst)]
 
 
+def _load_bt(kk: int, c: int, dram: int, sp: int, stride: int) -> list[Concrete]:
+    """B^T's block as stored ([N, K] weights: ``c`` rows of ``kk`` bytes), for ``preload_ws_t``."""
+    return [_c("mvin_spad", rows=c, cols=kk, stride=stride, scale=ONE, dram=dram, sp=sp)]
+
+
+def _mul_t(r: int, kk: int, c: int, a: int, b: int, ac: int, accumulate: int, load_weights: int) -> list[Concrete]:
+    out = [_c("preload_ws_t", rows=kk, cols=c, b=b)] if load_weights else []
+    out.append(_c("matmul_ws_acc", a_rows=r, a_cols=kk, c_rows=r, c_cols=c, accumulate=accumulate, a=a, c=ac))
+    return out
+
+
 TILES = TileOffer(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_blocks=ACC_ROWS // DIM,
                    scale_ok=_scale_ok, layouts=("", ""), one_block_to_act=True, b_group=1, scratch_bytes=0,
                    operand_addr=lambda s: s * DIM, acc_addr=lambda s: s * DIM, constants=lambda tail: b"",
                    prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul,
                    store=_store, overlap=True, max_stride=max(STRIDES), resadd=_resadd,
                   spread=_spread)
+#: B stored [N, K] (PyTorch's weights, ``jnp.matmul(x, w.T)``): blocks moved in as stored and
+#: preloaded with B_transpose (``preload_ws_t``)
+TILES = replace(TILES, transposed_b=replace(TILES, load_b=_load_bt, mul=_mul_t))

@@ -9,9 +9,10 @@
 // `done_a` or `done_b` when the command's last write is done). Stages (cycle counts for DIM = D):
 //   READ    one cycle per row on three scratchpad read ports at once: A (a_rows rows, A_stride
 //           apart), the latched preload matrix (compute_preloaded only) and the rs2 operand land
-//           in one of NB buffer sets, as a row or, transposed, as a column; lanes >= cols and rows
-//           >= rows stay 0; GARBAGE -> 0. A command's operands are all read before its C is
-//           written, so C may overlap A/B/D.
+//           in one of NB buffer sets, as a row or, transposed, as a column; rows x cols bound the
+//           operand as the array sees it (Spike's gemmini.cc), so a transposed operand reads cols
+//           rows of rows lanes; the rest stays 0; GARBAGE -> 0. A command's operands are all read
+//           before its C is written, so C may overlap A/B/D.
 //   ISSUE   in order, per command kind:
 //     WS with C: (compute_preloaded) the preload matrix is shifted into the mesh's shadow chain
 //           (D cycles, while earlier commands still stream), then the command streams: mesh row q
@@ -455,12 +456,16 @@ module gemmini_ex #(
         // sys_shift applies in OS only; any shift >= 20 gives 0 for a 20-bit value, as does 24
         d_shamt[free_set]   <= cfg_ws ? 6'd0 : ((cfg_sys_shift > 32'd24) ? 6'd24 : 6'(cfg_sys_shift));
         d_tag[free_set]     <= tag;
-        r_n[0]    <= (a_word[31:0] == GARBAGE) ? 16'd0 : a_word[63:48];
-        r_n[1]    <= (preloaded && x_word[31:0] != GARBAGE) ? x_word[63:48] : 16'd0;
-        r_n[2]    <= (y_word[31:0] == GARBAGE) ? 16'd0 : y_word[63:48];
-        r_cols[0] <= a_word[47:32];
-        r_cols[1] <= x_word[47:32];
-        r_cols[2] <= y_word[47:32];
+        // rows x cols bound an operand as the array sees it (Spike's gemmini.cc): a transposed
+        // operand (A with A_transpose; the WS preload or the OS B with B_transpose) reads cols
+        // scratchpad rows of rows lanes each
+        r_n[0]    <= (a_word[31:0] == GARBAGE) ? 16'd0 : (cfg_at ? a_word[47:32] : a_word[63:48]);
+        r_n[1]    <= (preloaded && x_word[31:0] != GARBAGE) ? ((cfg_ws && cfg_bt) ? x_word[47:32] : x_word[63:48])
+                                                           : 16'd0;
+        r_n[2]    <= (y_word[31:0] == GARBAGE) ? 16'd0 : ((!cfg_ws && cfg_bt) ? y_word[47:32] : y_word[63:48]);
+        r_cols[0] <= cfg_at ? a_word[63:48] : a_word[47:32];
+        r_cols[1] <= (cfg_ws && cfg_bt) ? x_word[63:48] : x_word[47:32];
+        r_cols[2] <= (!cfg_ws && cfg_bt) ? y_word[63:48] : y_word[47:32];
         r_colw[0] <= cfg_ws ? !cfg_at : cfg_at;
         r_colw[1] <= cfg_ws && cfg_bt;
         r_colw[2] <= !cfg_ws && cfg_bt;

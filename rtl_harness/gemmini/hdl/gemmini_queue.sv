@@ -12,8 +12,9 @@
 //           (rows - 1) * stride + blocks * block bytes (none when rs1 = 0: zeros);
 //   MVOUT   reads rows row0 .. row0 + rows; writes DRAM from rs1 over (rows - 1) * stride + the
 //           bytes of one row;
-//   COMPUTE reads the scratchpad rows of A (a_rows, A_stride apart), of the preload matrix
-//           (compute_preloaded) and of the rs2 operand; writes the rows of C (c_rows, C_stride
+//   COMPUTE reads the scratchpad rows of A (a_rows, A_stride apart; a_cols when transposed), of
+//           the preload matrix (compute_preloaded) and of the rs2 operand (cols rows when
+//           transposed); writes the rows of C (c_rows, C_stride
 //           apart) in the scratchpad or the accumulator (and reads them when it accumulates).
 // A command may start when no older unfinished command writes what it reads or writes, or
 // reads what it writes. Two loads or two stores are ordered by their unit (one at a time); two
@@ -157,9 +158,11 @@ module gemmini_queue #(
         end
       end
       U_EX: begin
-        a_rows = enq_rs1[63:48];
-        x_rows = enq_x[63:48];
-        y_rows = enq_rs2[63:48];
+        // scratchpad rows read: a transposed operand (rows x cols as the array sees it, Spike's
+        // gemmini.cc) reads cols rows
+        a_rows = enq_cfg[65] ? enq_rs1[47:32] : enq_rs1[63:48];
+        x_rows = (enq_cfg[67] && enq_cfg[64]) ? enq_x[47:32] : enq_x[63:48];
+        y_rows = (!enq_cfg[67] && enq_cfg[64]) ? enq_rs2[47:32] : enq_rs2[63:48];
         c_rows = enq_c[63:48];
         if (enq_rs1[31:0] != GARBAGE && a_rows != 16'd0)
           n_spr[0] = lrange(enq_rs1[28:0], 64'(a_rows - 16'd1) * 64'(enq_cfg[111:96]) + 64'd1, SP_ROWS);
