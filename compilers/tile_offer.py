@@ -64,7 +64,8 @@ class TileOffer:
     dimension (PyTorch's weights), whose ``pack_b`` reads B's rows as columns; None: such a layer
     exits 3 saying so.
     ``low_byte``: the store path can write the low byte of each accumulator (a tail with ``wrap``:
-    XLA's s8 x s8 -> s8 dot); else such a layer exits 3 saying so.
+    XLA's s8 x s8 -> s8 dot); else ``wrap``, the offer whose store does (None: such a layer exits
+    3 saying so).
     ``resadd(r, c, a, b, dst, acc, stride, relu)`` (or None): ``relu?(sat8(A + B))`` of two int8
     blocks of ``r`` rows x ``c`` bytes (at most ``bm`` x ``bk``) with row stride ``stride`` into
     ``dst`` (``acc``: an accumulator slot it may use): the residual add of :mod:`compilers.middle.glue`.
@@ -104,6 +105,7 @@ class TileOffer:
     transposed_b: TileOffer | None = None
     resadd: Kernel | None = None
     spread: Kernel | None = None
+    wrap: TileOffer | None = None
 
     def for_dtype(self, dtype: str) -> TileOffer | None:
         """This offer or the one of ``others`` that tiles operands of ``dtype``, else None."""

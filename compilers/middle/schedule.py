@@ -166,13 +166,16 @@ def _layout_ok(t: object, want: str) -> bool:
 
 
 def offer_for(g: Gemm, t: TileTarget) -> TileTarget:
-    """The variant of offer ``t`` for ``g``'s weights: ``transposed_b`` for a B stored ``[N, K]``
+    """The variant of offer ``t`` for ``g``: ``wrap`` for an s8 x s8 -> s8 dot where ``t``'s store
+    cannot write the low byte; then for ``g``'s weights ``transposed_b`` for a B stored ``[N, K]``
     (raises :class:`TileError` where the target has none), ``row_major_b`` for a row-major B where
     the offer's own layout is another, else ``t``."""
+    if g.tail.wrap and not t.low_byte and t.wrap is not None:
+        t = t.wrap                 # the store that writes each accumulator's low byte
     if g.b_t:
         if t.transposed_b is None:
             raise TileError("B is contracted on its last dimension (weights stored [N, K], PyTorch's layout) and this "
-                            "target's moves do not transpose (the compiler does not use the array's transpose yet)")
+                            "target offers no tiles that read B transposed")
         return t.transposed_b      # B's rows read as columns by the program's packing
     if t.row_major_b is not None and g.param_types \
             and not _layout_ok(g.param_types[g.b], t.layouts[1]) and g.param_types[g.b].row_major:

@@ -18,6 +18,8 @@ blocks, the scratchpad and accumulator capacities in blocks, and one micro-kerne
 - B stored ``[N, K]`` (``transposed_b``): ``load_b`` moves the block in as stored (``c`` rows of
   ``kk`` bytes) and ``mul`` preloads it with ``preload_ws_t`` (B_transpose; rows / cols as the
   array sees B, Spike's gemmini.cc).
+- an s8 x s8 -> s8 dot (``wrap``): the store writes the raw int32 block to an HBM staging area,
+  then per row moves its low bytes in as a column (DRAM stride 4) and out as the row.
 - ``spread``: a row of int8 values moved in as a column of an accumulator block (DRAM stride 1)
   and out as a column at another stride (a depthwise layer's weights along a diagonal).
 
@@ -114,6 +116,27 @@ TILES = TileOffer(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_bl
                    prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul,
                    store=_store, overlap=True, max_stride=max(STRIDES), resadd=_resadd,
                   spread=_spread)
+#: the scratchpad block the low-byte store stages through (the last one; the wrap offer's tiles
+#: use one operand block fewer)
+STAGE = SPAD_ROWS - DIM
+
+
+def _store_wrap(r: int, c: int, dram: int, ac: int, bias_dram: int, scratch: int, stride: int, tail: Any,
+                has_bias: bool) -> list[Concrete]:
+    """The low byte of each accumulator (an s8 x s8 -> s8 dot, whose sums wrap modulo 256): the raw
+    int32 block to the HBM staging area, then per row its c little-endian low bytes moved in as a
+    column (c rows of one byte, DRAM stride 4: each loaded byte is the int8 value, scale 1.0) and
+    moved out as the row (c rows of one byte, DRAM stride 1)."""
+    out = [_c("mvout_acc_raw", rows=r, cols=c, stride=4 * c, ac=ac, dram=scratch)]
+    for i in range(r):
+        out += [_c("mvin_spad", rows=c, cols=1, stride=4, scale=ONE, dram=scratch + 4 * c * i, sp=STAGE),
+                _c("mvout_spad", rows=c, cols=1, stride=1, sp=STAGE, dram=dram + i * stride)]
+    return out
+
+
 #: B stored [N, K] (PyTorch's weights, ``jnp.matmul(x, w.T)``): blocks moved in as stored and
-#: preloaded with B_transpose (``preload_ws_t``)
-TILES = replace(TILES, transposed_b=replace(TILES, load_b=_load_bt, mul=_mul_t))
+#: preloaded with B_transpose (``preload_ws_t``); an s8 x s8 -> s8 dot: the low-byte store
+_WRAP = replace(TILES, operand_blocks=TILES.operand_blocks - 1, scratch_bytes=4 * DIM * DIM, store=_store_wrap,
+                low_byte=True)
+TILES = replace(TILES, transposed_b=replace(TILES, load_b=_load_bt, mul=_mul_t),
+                wrap=replace(_WRAP, transposed_b=replace(_WRAP, load_b=_load_bt, mul=_mul_t)))
