@@ -26,20 +26,24 @@ The identity (tested bit for bit against the reference interpreter with hypothes
 (the definition of convolution regrouped: each output element is the sum over taps and input
 channels of products; s32 addition wraps, so every order gives the same bits, identity 2 of
 :mod:`.tiled`). The schedule computes each tap's GEMM block by block: a block of output rows is up
-to ``bm`` consecutive output columns ow of one (n, oh); its A block for tap (kh, kw) and channel
-block q is the input row ih = oh*sh + kh - pad_top read at columns iw = ow*sw + kw - pad_left, a
-strided DRAM read (row stride sw*C bytes). Padding is never materialized: a tap whose ih lies in
-the padding contributes only zero products (skipped; identity 1), and of a row block only the ow
-whose iw lies inside the input are loaded and multiplied into the matching accumulator rows.
+to ``bm`` consecutive output pixels in memory order (n, oh, ow), so a block may span output rows
+and every block but the last is full (a 56-pixel output row no longer leaves a block of 8 rows
+idle). Its A block for tap (kh, kw) and channel block q is, per output row it touches, the input
+row ih = oh*sh + kh - pad_top read at columns iw = ow*sw + kw - pad_left: one strided DRAM read
+(row stride sw*C bytes) per run of rows consecutive in the input, moved into the block's rows.
+Padding is never materialized in HBM: rows whose tap lies in the padding are moved in as zero
+rows from a zero constant (they contribute zero products, identity 1), so each multiply takes
+the whole block; a tap that reads only padding for a block is skipped for it.
 
 Schedule (weight-stationary): the weight blocks (tap, q, j) stay on chip when they fit half the
 operand buffer (else per use, two slots); row blocks go in chunks whose accumulators (every output
 column block) fit the accumulator; per chunk, per tap and channel block, each row block's A block
 is loaded once into its own slot and serves every column block, and per column block one weight
 load serves the chunk's multiplies. An accumulator starts as the bias rows, or is overwritten by
-its first product when that tap covers the whole row block (taps covering most row blocks go
-first), else starts as zero rows from a constant; the chunk's tiles are then stored through the
-tail. The target's buffers must be addressed in rows (a partial row block is a row offset).
+its first product (every product covers the whole block), or, where every tap of every row lies
+in the padding, is set to zero rows from a constant; the chunk's tiles are then stored through
+the tail (a block's pixels are consecutive in the NHWC result: one strided store per column block).
+The target's buffers must be addressed in rows (a run of rows is a row offset into a slot).
 
 A target whose tiles read packed copies of the operands (``TileTarget.pack``: AMX, whose
 accumulators are tile registers with no row offset) runs the layer instead as the GEMM of its
@@ -315,19 +319,27 @@ def conv_gemm_graph(cv: Conv) -> Graph:
 
 # -- the schedule ----------------------------------------------------------------------------------
 
-Block = tuple[int, int, int, int]      # (n, oh, ow0, rows)
-
-
-def _cover(cv: Conv, blk: Block, tap: tuple[int, int]) -> tuple[int, int] | None:
-    """The output columns [lo, hi) of row block ``blk`` that tap reads inside the input, or None."""
-    n, oh, ow0, r = blk
-    ih = oh * cv.stride[0] + tap[0] - cv.pad[0][0]
-    if not 0 <= ih < cv.h:
-        return None
-    sw, pl = cv.stride[1], cv.pad[1][0]
-    lo = max(ow0, -(-(pl - tap[1]) // sw))
-    hi = min(ow0 + r, (cv.w - 1 + pl - tap[1]) // sw + 1)
-    return (lo, hi) if lo < hi else None
+def _runs(cv: Conv, m0: int, r: int, tap: tuple[int, int]) -> list[tuple[int, int, int]]:
+    """The rows of the block of output pixels ``m0 .. m0 + r - 1`` (memory order n, oh, ow) whose
+    tap reads inside the input, as runs consecutive in the input: (first row in the block, rows,
+    input byte offset of the first)."""
+    kh, kw = tap
+    (pt, _), (pl, _) = cv.pad
+    sh, sw = cv.stride
+    out = []
+    i = 0
+    while i < r:
+        n, rem = divmod(m0 + i, cv.oh * cv.ow)
+        oh, ow = divmod(rem, cv.ow)
+        span = min(r - i, cv.ow - ow)             # this output row's pixels in the block
+        ih = oh * sh + kh - pt
+        if 0 <= ih < cv.h:
+            lo = max(ow, -(-(pl - kw) // sw))
+            hi = min(ow + span, (cv.w - 1 + pl - kw) // sw + 1)
+            if lo < hi:
+                out.append((i + lo - ow, hi - lo, ((n * cv.h + ih) * cv.w + lo * sw + kw - pl) * cv.c))
+        i += span
+    return out
 
 
 def conv_fits(t: TileTarget) -> bool:
@@ -368,7 +380,7 @@ def _plan(cv: Conv, t: TileTarget, hbm_size: int, base: int = 0, x_at: int | Non
     wblocks = cv.kh * cv.kw * qt * nt
     w_resident = wblocks <= t.operand_blocks // 2
     room = t.operand_blocks - (wblocks if w_resident else 2)
-    chunk = min(t.acc_blocks // nt, room, cv.n * cv.oh * -(-cv.ow // bm))
+    chunk = min(t.acc_blocks // nt, room, -(-cv.m // bm))
     if chunk < 1:
         raise TileError(f"the {t.operand_blocks}-block operand buffer cannot hold the weight and input blocks")
     if x_at is None:          # else the input is already in HBM (a chain's previous result)
@@ -387,7 +399,7 @@ def _plan(cv: Conv, t: TileTarget, hbm_size: int, base: int = 0, x_at: int | Non
             raise TileError("a depthwise convolution needs its dense weights built on the target, which has no "
                             "spread micro-kernel")
         dw_at, end = end, _align(end + cv.w_bytes)
-    zeros_at, end = end, _align(end + 4 * bn)
+    zeros_at, end = end, _align(end + max(4 * bn, bm * bk))     # a zero bias row; zero A rows (stride bk)
     consts_at = end
     nconst = len(t.constants(cv.tail))
     if nconst:
@@ -416,13 +428,11 @@ def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str, base:
     out: list[Concrete] = list(t.prologue(p.consts_at, cv.tail))
     oa, aa = t.operand_addr, t.acc_addr
     ob = 4 if cv.tail.raw else 1
-    blocks: list[Block] = [(n, oh, ow0, r) for n in range(cv.n) for oh in range(cv.oh) for ow0, r in tiles(cv.ow, bm)]
+    blocks = tiles(cv.m, bm)        # (m0, rows): runs of the output's pixels in memory order
     qs, js = tiles(cv.c, bk), tiles(cv.o, bn)
     nq, nj = len(qs), len(js)
-    taps0 = [(kh, kw) for kh in range(cv.kh) for kw in range(cv.kw)]
-    full = {tap: sum(1 for b in blocks if _cover(cv, b, tap) == (b[2], b[2] + b[3])) for tap in taps0}
-    taps = sorted(taps0, key=lambda tp: -full[tp])
-    tap_ix = {tp: i for i, tp in enumerate(taps0)}
+    taps = [(kh, kw) for kh in range(cv.kh) for kw in range(cv.kw)]
+    tap_ix = {tp: i for i, tp in enumerate(taps)}
 
     def w_addr(tap: tuple[int, int], q0: int, j0: int) -> int:
         return p.w_at + ((tap[0] * cv.kw + tap[1]) * cv.c + q0) * cv.o + j0
@@ -434,7 +444,7 @@ def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str, base:
         out += dense_weights(cv, t, mk, p.dw_at, p.w_at)
     wslots = cv.kh * cv.kw * nq * nj if p.w_resident else 2
     if p.w_resident:
-        for tap in taps0:
+        for tap in taps:
             for q, (q0, kk) in enumerate(qs):
                 for j, (j0, c) in enumerate(js):
                     mk.emit(out, "load_b", (kk, c), (w_addr(tap, q0, j0), oa(w_slot(tap, q, j, 0))), (cv.o,))
@@ -442,45 +452,44 @@ def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str, base:
     use = 0
     for c0 in range(0, len(blocks), p.chunk):
         chunk = blocks[c0:c0 + p.chunk]
-        started = [False] * len(chunk)
-        for i, blk in enumerate(chunk):
-            first = next((cov for tap in taps if (cov := _cover(cv, blk, tap)) is not None), None)
-            src = p.bias_at if p.bias_at is not None else (None if first == (blk[2], blk[2] + blk[3]) else p.zeros_at)
-            if src is not None:
+        started = [p.bias_at is not None] * len(chunk)
+        if p.bias_at is not None:
+            for i, (_, r) in enumerate(chunk):
                 for j, (j0, c) in enumerate(js):
-                    mk.emit(out, "bias", (blk[3], c), ((src + 4 * j0) if src == p.bias_at else src, aa(i * nj + j)))
-                started[i] = True
+                    mk.emit(out, "bias", (r, c), (p.bias_at + 4 * j0, aa(i * nj + j)))
         for tap in taps:
-            covs = [_cover(cv, blk, tap) for blk in chunk]
-            if all(cv_ is None for cv_ in covs):
+            covs = [_runs(cv, m0, r, tap) for m0, r in chunk]
+            if not any(covs):
                 continue
             for q, (q0, kk) in enumerate(qs):
-                for i, (blk, cov) in enumerate(zip(chunk, covs, strict=True)):
-                    if cov is None:
-                        continue
-                    n, oh, _, _ = blk
-                    ih = oh * cv.stride[0] + tap[0] - cv.pad[0][0]
-                    iw = cov[0] * cv.stride[1] + tap[1] - cv.pad[1][0]
-                    src = p.x_at + ((n * cv.h + ih) * cv.w + iw) * cv.c + q0
-                    mk.emit(out, "load_a", (cov[1] - cov[0], kk), (src, oa(wslots + i)), (a_stride,))
+                for i, ((_, r), runs) in enumerate(zip(chunk, covs, strict=True)):
+                    at = 0
+                    for off, n, src in [*runs, (r, 0, 0)]:
+                        if off > at:        # rows the tap reads in the padding: zero rows
+                            mk.emit(out, "load_a", (off - at, kk), (p.zeros_at, oa(wslots + i) + at), (bk,))
+                        if n:
+                            mk.emit(out, "load_a", (n, kk), (p.x_at + src + q0, oa(wslots + i) + off), (a_stride,))
+                        at = off + n
                 for j, (j0, c) in enumerate(js):
                     bs = w_slot(tap, q, j, use)
                     if not p.w_resident:
                         mk.emit(out, "load_b", (kk, c), (w_addr(tap, q0, j0), oa(bs)), (cv.o,))
                         use += 1
                     first_mul = True
-                    for i, (blk, cov) in enumerate(zip(chunk, covs, strict=True)):
-                        if cov is None:
-                            continue
-                        acc_at = aa(i * nj + j) + (cov[0] - blk[2])
-                        mk.emit(out, "mul", (cov[1] - cov[0], kk, c), (oa(wslots + i), oa(bs), acc_at),
-                                (int(started[i] or q > 0), int(first_mul)))
-                        first_mul = False
-            for i, cov in enumerate(covs):
-                started[i] = started[i] or cov is not None
-        for i, (n, oh, ow0, r) in enumerate(chunk):
+                    for i, ((_, r), runs) in enumerate(zip(chunk, covs, strict=True)):
+                        if runs:
+                            mk.emit(out, "mul", (r, kk, c), (oa(wslots + i), oa(bs), aa(i * nj + j)),
+                                    (int(started[i] or q > 0), int(first_mul)))
+                            first_mul = False
+            for i, runs in enumerate(covs):
+                started[i] = started[i] or bool(runs)
+        for i, (_, r) in enumerate(chunk):
+            if not started[i]:              # every tap of every row in the padding: zero rows
+                for j, (j0, c) in enumerate(js):
+                    mk.emit(out, "bias", (r, c), (p.zeros_at, aa(i * nj + j)))
+        for i, (m0, r) in enumerate(chunk):
             for j, (j0, c) in enumerate(js):
-                dram = p.out_at + (((n * cv.oh + oh) * cv.ow + ow0) * cv.o + j0) * ob
+                dram = p.out_at + (m0 * cv.o + j0) * ob
                 mk.emit(out, "store", (r, c), (dram, aa(i * nj + j), (p.bias_at or 0) + 4 * j0, p.scratch_at),
                         (cv.o * ob, cv.tail, p.bias_at is not None))
     s32 = DTYPES["s32"]
@@ -490,7 +499,7 @@ def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str, base:
         inputs.append(Placement(cv.bias, p.bias_at, cv.param_types[cv.bias]))
     inputs.sort(key=lambda x: x.index)
     outputs = (Placement(0, p.out_at, TensorType(s32 if cv.tail.raw else DTYPES["s8"], (cv.n, cv.oh, cv.ow, cv.o))),)
-    consts = [(p.zeros_at, bytes(4 * bn))]
+    consts = [(p.zeros_at, bytes(max(4 * bn, bm * bk)))]
     if len(t.constants(cv.tail)):
         consts.append((p.consts_at, t.constants(cv.tail)))
     return Program(target_name, tuple(out), tuple(inputs), outputs, tuple(consts)), mk, len(blocks) * nj
