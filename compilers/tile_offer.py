@@ -71,6 +71,10 @@ class TileOffer:
     ``dst`` (``acc``: an accumulator slot it may use): the residual add of :mod:`compilers.middle.glue`.
     ``spread(n, src, dst, acc, dst_stride)`` (or None): the ``n`` bytes at ``src`` (n at most
     ``bm``) to ``dst + i * dst_stride`` (a depthwise convolution's dense weights, along the diagonal).
+    ``transpose(r, c, src, dst, consts_at, src_stride, dst_stride)`` (or None): the ``r x c`` byte
+    block at ``src`` written transposed at ``dst`` (r, c at most ``bm``, ``bn``; ``consts_at``: where
+    ``transpose_constants`` lie in HBM); ``copy(r, c, src, dst, src_stride, dst_stride)``: ``r`` rows
+    of ``c`` bytes (at most ``bm`` x ``bk``) moved (:mod:`compilers.middle.layouts`).
     ``max_stride``: the largest HBM row stride, in bytes, a kernel's stride flag may take (the
     description's stride domain; None: any); a layer whose rows are further apart exits 3 naming it.
     """
@@ -106,6 +110,9 @@ class TileOffer:
     resadd: Kernel | None = None
     spread: Kernel | None = None
     wrap: TileOffer | None = None
+    transpose: Kernel | None = None
+    copy: Kernel | None = None
+    transpose_constants: bytes = b""
 
     def for_dtype(self, dtype: str) -> TileOffer | None:
         """This offer or the one of ``others`` that tiles operands of ``dtype``, else None."""

@@ -34,7 +34,7 @@ from semantics.ir import Graph
 from ..contract import Contract
 from ..isa import Accelerator
 from ..program import Program
-from .conv import Conv, conv_program, layer_of
+from .conv import Conv, conv_as_gemm, conv_fits, conv_hbm_end, conv_program, layer_of
 from .gemm import Gemm
 from .gemm_bf16 import recognize_bf16
 from .chain import chain_layers, chain_program, split_chain
@@ -81,6 +81,14 @@ def compile_tiled(graph: Graph, acc: Accelerator,
         return _rows(original or graph, acc, offer, compile_block) if compile_block is not None else None
     t: TileTarget = offer  # type: ignore[assignment]
     layer = layer_of(graph, t)
+    conv = layer if isinstance(layer, Conv) else layer.window if isinstance(layer, Gemm) else None
+    if conv is not None and not conv.nhwc:      # PyTorch's layouts: moved around the NHWC program
+        from .layouts import layout_program
+
+        t0 = time.perf_counter()
+        prog, built = layout_program(conv, t, acc.hbm_size, acc.name, lambda c, base: _conv_inner(c, t, acc, base))
+        bm, _, bn = t.block
+        return Tiled(prog, conv, built, -(-conv.m // bm) * -(-conv.o // bn), time.perf_counter() - t0)
     cv = layer if isinstance(layer, Conv) else None
     g = layer if isinstance(layer, Gemm) else recognize_bf16(graph)
     if cv is not None:
@@ -118,6 +126,19 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     bm, _, bn = t.block
     ntiles = g.batch * -(-g.m // bm) * -(-g.n // bn)
     return Tiled(prog, g, len(mk.built), ntiles, time.perf_counter() - t0)
+
+
+def _conv_inner(cv: Conv, t: TileTarget, acc: Accelerator, base: int) -> tuple[Program, int, int]:
+    """An NHWC convolution's program from HBM ``base`` on (:mod:`.conv`'s direct tiling where the
+    target runs it, else the im2col GEMM), its micro-kernels built and the end of its HBM."""
+    if conv_fits(t):
+        prog, mk, _ = conv_program(cv, t, acc.hbm_size, acc.name, base)
+        return prog, len(mk.built), conv_hbm_end(cv, t, acc.hbm_size, base)
+    g = conv_as_gemm(cv)
+    tk = offer_for(g, t)
+    p = plan(g, tk, acc.hbm_size, base)
+    prog, mk = tile_program(p, tk, acc.name)
+    return prog, len(mk.built), p.hbm_end
 
 
 def _batched(first: Program, p: Plan, g: Gemm, t: TileTarget, target: str) -> Program:

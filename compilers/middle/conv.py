@@ -73,7 +73,7 @@ from dataclasses import dataclass
 
 from semantics.build import Builder, tensor
 from semantics.dtypes import DTYPES
-from semantics.ir import Graph
+from semantics.ir import Computation, Graph
 from semantics.types import TensorType
 
 from ..program import Concrete, Placement, Program
@@ -85,6 +85,7 @@ __all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_gr
            "im2col_packs", "dense_weights", "layer_of"]
 
 LABELS = "b01f_01io->b01f"
+NHWC = ("b01f", "01io", "b01f")
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,12 @@ class Conv:
     nparams: int
     param_types: tuple[TensorType, ...] = ()
     depthwise: bool = False        # feature_group_count = C = O, weights [KH, KW, 1, C]
+    layouts: tuple[str, str, str] = ("b01f", "01io", "b01f")   # X, Wt and the result's dimension labels
+
+    @property
+    def nhwc(self) -> bool:
+        """Whether X, Wt and the result are in the NHWC / HWIO layouts the schedules read."""
+        return self.layouts == NHWC
 
     @property
     def w_bytes(self) -> int:
@@ -132,6 +139,20 @@ class Conv:
         return self.m * self.kh * self.kw * self.c * (1 if self.depthwise else self.o)
 
 
+def _operand(comp: Computation, name: str, dtype: str, labels: str) -> tuple[int | None, str]:
+    """The parameter a convolution operand reads (through a widening convert and one transpose,
+    as XLA's passes write PyTorch's layouts) and the operand's dimension labels read on the
+    parameter's own dimensions."""
+    ins = comp[name]
+    if ins.opcode == "transpose":
+        perm = tuple(ins.attrs["dimensions"])
+        own = [""] * len(perm)
+        for d, p in enumerate(perm):        # operand dim d is the parameter's dim perm[d]
+            own[p] = labels[d]
+        return _param(comp, ins.operands[0], dtype), "".join(own)
+    return _param(comp, name, dtype), labels
+
+
 def recognize_conv(graph: Graph) -> Conv | None:
     """The graph as a :class:`Conv`, or None when it is not one of the module doc's forms."""
     from semantics.ops.window import parse_window
@@ -139,27 +160,44 @@ def recognize_conv(graph: Graph) -> Conv | None:
     if len(graph.computations) != 1 or not isinstance(graph.result_type, TensorType):
         return None
     comp = graph.entry
-    found = tail_of(comp, comp.root_instruction)
+    root = comp.root_instruction
+    while root.opcode == "copy":
+        root = comp[root.operands[0]]
+    out_perm = None
+    if root.opcode == "transpose":          # the result transposed after the tail (XLA's passes)
+        out_perm, root = tuple(root.attrs["dimensions"]), comp[root.operands[0]]
+    found = tail_of(comp, root)
     if found is None:
         return None
     acc, tail = found
+    conv_ins = acc if acc.opcode == "convolution" else next(
+        (comp[o] for o in acc.operands if comp[o].opcode == "convolution"), None) if acc.opcode == "add" else None
+    if conv_ins is None or _dtype(conv_ins) != "s32" or len(conv_ins.tensor_type.shape) != 4:
+        return None
+    spec = str(conv_ins.attrs.get("dim_labels", ""))
+    try:
+        lhs, rest = spec.split("_")
+        rhs, res = rest.split("->")
+    except ValueError:
+        return None
+    if sorted(lhs) != sorted("b01f") or sorted(rhs) != sorted("01io") or sorted(res) != sorted("b01f"):
+        return None
     bias = None
     if acc.opcode == "add":
         for d, o in (acc.operands, acc.operands[::-1]):
             bi = comp[o]
-            if comp[d].opcode == "convolution" and bi.opcode == "broadcast" and bi.attrs.get("dimensions") == (3,):
+            if comp[d] is conv_ins and bi.opcode == "broadcast" and bi.attrs.get("dimensions") == (res.index("f"),):
                 bias = _param(comp, bi.operands[0], "s32")
                 if bias is not None:
-                    acc = comp[d]
+                    acc = conv_ins
                     break
         if bias is None:
             return None
-    if acc.opcode != "convolution" or _dtype(acc) != "s32" or len(acc.tensor_type.shape) != 4:
-        return None
     groups = int(acc.attrs.get("feature_group_count", 1))
-    if acc.attrs.get("dim_labels") != LABELS or acc.attrs.get("batch_group_count", 1) != 1:
+    if acc.attrs.get("batch_group_count", 1) != 1:
         return None
-    x, wt = _param(comp, acc.operands[0], "s8"), _param(comp, acc.operands[1], "s8")
+    (x, x_lab), (wt, w_lab) = _operand(comp, acc.operands[0], "s8", lhs), _operand(comp, acc.operands[1], "s8", rhs)
+    o_lab = res if out_perm is None else "".join(res[p] for p in out_perm)
     if x is None or wt is None or len({x, wt, bias}) != 3:
         return None
     win = parse_window(acc.attrs["window"], 2)
@@ -169,16 +207,20 @@ def recognize_conv(graph: Graph) -> Conv | None:
     if any(len(users[p]) != 1 for p in comp.params) or len(comp.params) != 2 + (bias is not None):
         return None
     types = tuple(comp[p].tensor_type for p in comp.params)
-    n, h, w, c = types[x].shape
-    kh, kw, c2, o = types[wt].shape
+    n, h, w, c = (types[x].shape[x_lab.index(d)] for d in "b01f")
+    kh, kw, c2, o = (types[wt].shape[w_lab.index(d)] for d in "01io")
     depthwise = groups == c and c > 1 and c2 == 1 and o == c       # one filter per channel
     if (groups != 1 and not depthwise) or (c2 != c and not depthwise):
         return None
     if (bias is not None and types[bias].shape != (o,)) or not all(t.row_major for t in types):
         return None
+    if not graph.result_type.row_major:
+        return None
     cv = Conv(n, h, w, c, kh, kw, o, (win.stride[0], win.stride[1]), ((win.pad[0][0], win.pad[0][1]),
-              (win.pad[1][0], win.pad[1][1])), x, wt, bias, tail, len(types), types, depthwise)
-    if cv.oh < 1 or cv.ow < 1 or acc.tensor_type.shape != (n, cv.oh, cv.ow, o):
+              (win.pad[1][0], win.pad[1][1])), x, wt, bias, tail, len(types), types, depthwise,
+              (x_lab, w_lab, o_lab))
+    want = dict(zip("b01f", (n, cv.oh, cv.ow, o)))
+    if cv.oh < 1 or cv.ow < 1 or graph.result_type.shape != tuple(want[d] for d in o_lab):
         return None
     return cv
 
@@ -422,6 +464,9 @@ def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str, base:
     """The whole program of ``cv`` on ``t`` (module doc's schedule), its micro-kernels and its
     number of output tiles (raises :class:`TileError` when it cannot fit); its HBM from ``base``
     on, the input at ``x_at`` where it is already in HBM (a chain, :mod:`.chain`)."""
+    if not cv.nhwc:
+        raise TileError(f"the direct schedule reads NHWC / HWIO / NHWC, not {'/'.join(cv.layouts)} "
+                        f"(:mod:`compilers.middle.layouts` moves other layouts)")
     p = _plan(cv, t, hbm_size, base, x_at)
     bm, bk, bn = t.block
     mk = MicroKernels(t)

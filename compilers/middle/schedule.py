@@ -205,6 +205,8 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None 
             if not _layout_ok(g.param_types[idx], want):
                 raise TileError(f"{role} (parameter {idx}) must have layout '{want or '{1,0}'}' for this target's "
                                 f"tiles (declare it so; the weights pre-packed)")
+    if g.window is not None and not g.window.nhwc:
+        raise TileError(f"the im2col packing reads NHWC / HWIO / NHWC, not {'/'.join(g.window.layouts)}")
     if g.window is not None and t.pack is None:
         raise TileError("a convolution as the GEMM of its im2col matrix needs a target that packs A (its tiles "
                         "read the operands in place)")

@@ -12,12 +12,16 @@ from hypothesis import strategies as st
 from compilers.compile import compile
 from compilers.errors import Unsupported
 from compilers.middle.compile import compile_tiled
-from compilers.middle.conv import conv_gemm_graph, conv_graph, recognize_conv
+from compilers.canon import canonicalize
+from compilers.middle.conv import LABELS, conv_gemm_graph, conv_graph, recognize_conv
+from compilers.middle.gemm import add_tail
 from compilers.simulator import simulate
 from compilers.targets import load_target
 from semantics.hlo_parser import parse_file
 from semantics.inputs import random_inputs
+from semantics.build import Builder, tensor
 from semantics.interp import evaluate
+from semantics.ir import Graph
 
 tails = st.sampled_from([(None, False), (1.0, False), (1.0, True), (0.0625, False), (3 / 16, True)])
 windows = st.sampled_from([(1, 0), (3, 0), (3, 1)])     # (window size, padding): 1x1, 3x3 valid, 3x3 'SAME'
@@ -205,3 +209,68 @@ def test_small_buffers_stream_the_weights_and_chunk_the_rows(operand_blocks: int
     (want,) = evaluate(graph, xs)
     (got,) = simulate(acc, prog, xs).outputs
     assert np.array_equal(want, got)
+
+
+def _nchw(n: int, h: int, w: int, c: int, k: int, o: int, stride: int, pad: int, bias: bool, tail: tuple,
+          xla: bool) -> Graph:
+    """A convolution in PyTorch's layouts (NCHW input, OIHW weights, NCHW result) as jax writes it
+    (``dim_labels=bf01_oi01->bf01``, the bias broadcast on dimension 1) or, ``xla``, as XLA's
+    passes leave it: the operands transposed to NHWC / HWIO, the layer in NHWC, the result
+    transposed back."""
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    win = f"size={k}x{k}" + (f" stride={stride}x{stride}" if stride != 1 else "") + (
+        f" pad={pad}_{pad}x{pad}_{pad}" if pad else "")
+    b = Builder("nchw")
+    b.param("x", 0, tensor("s8", n, c, h, w))
+    b.param("w", 1, tensor("s8", o, c, k, k))
+    if not xla:
+        b.op("d", "convolution", "x", "w", type=tensor("s32", n, o, oh, ow), window=f"{{{win}}}",
+             dim_labels="bf01_oi01->bf01")
+        return b.build(add_tail(b, "d", (n, o, oh, ow), o, 1, bias, tail[0], tail[1]))
+    b.op("xt", "transpose", "x", type=tensor("s8", n, h, w, c), dimensions=(0, 2, 3, 1))
+    b.op("wt", "transpose", "w", type=tensor("s8", k, k, c, o), dimensions=(2, 3, 1, 0))
+    b.op("d", "convolution", "xt", "wt", type=tensor("s32", n, oh, ow, o), window=f"{{{win}}}", dim_labels=LABELS)
+    y = add_tail(b, "d", (n, oh, ow, o), o, 3, bias, tail[0], tail[1])
+    return b.build(b.op("yt", "transpose", y, type=tensor("s8", n, o, oh, ow), dimensions=(0, 3, 1, 2)))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 2), hw=st.integers(2, 9), c=st.sampled_from([1, 3, 5, 17]), o=st.sampled_from([1, 4, 19]),
+       win=windows, stride=st.integers(1, 2), bias=st.booleans(),
+       tail=st.sampled_from([(1.0, False), (0.0625, False), (3 / 16, True)]), xla=st.booleans(),
+       target=st.sampled_from(["gemmini", "amx"]), seed=st.integers(0, 3))
+def test_pytorch_layouts_are_moved_around_the_nhwc_program(n: int, hw: int, c: int, o: int, win: tuple, stride: int,
+                                                           bias: bool, tail: tuple, xla: bool, target: str,
+                                                           seed: int) -> None:
+    """NCHW input, OIHW weights, NCHW result, in jax's and in XLA's spelling: the program moves
+    them (transposes, the weights' row permutation) around the NHWC schedule, bit for bit."""
+    k, pad = win
+    if hw + 2 * pad < k:
+        return
+    from tests.compilers.tiled_check import tiled_on_sim
+
+    graph = _nchw(n, hw, hw + 1, c, k, o, stride, pad, bias, tail, xla)
+    cv = recognize_conv(canonicalize(graph, None).graph)
+    assert cv is not None and (cv.layouts == ("bf01", "oi01", "bf01") or 1 in (c, o))  # size-1 moves fold
+    tiled_on_sim(graph, target, seed)
+
+
+@pytest.mark.parametrize(("target", "backend"), [("gemmini", "stream"), ("gemmini", "rtl"), ("amx", "emulated")])
+def test_pytorch_layouts_run_on_the_second_backends(target: str, backend: str) -> None:
+    from check.backends import get_backend, unavailable
+
+    if unavailable(target, backend) is not None:
+        pytest.skip(unavailable(target, backend))
+    acc = load_target(target)
+    graph = _nchw(1, 7, 9, 17, 3, 19, 1, 1, True, (0.0625, True), False)
+    prog = compile(graph, acc).program
+    for seed in (0, 1):
+        xs = random_inputs(graph, seed, edges=bool(seed))
+        (want,) = evaluate(graph, xs)
+        (got,) = get_backend(acc, backend).run(prog, xs).outputs
+        assert np.array_equal(want, got)
+
+
+def test_an_int32_result_in_nchw_exits_3_saying_why() -> None:
+    with pytest.raises(Unsupported, match="int32 result in NCHW"):
+        compile(_nchw(1, 5, 5, 3, 3, 4, 1, 1, False, (None, False), False), load_target("gemmini"))

@@ -17,6 +17,7 @@ of :mod:`.bf16_sum` (bit for bit) and within that module's bound of the referenc
   but never stored.
 - Registers: C in tmm0 / tmm1 (two accumulators), operands in tmm2..tmm7; ``mul`` is
   ``tilezero`` (first contraction block) then ``tdpbssd`` (s8 x s8 -> s32, wrapping adds).
+- ``transpose`` / ``copy`` (a convolution's NCHW / OIHW moves): one-byte moves / the pack's rows.
 - ``resadd`` (the residual add of :mod:`compilers.middle.glue`): per row of 64 bytes ``vpaddsb``
   (signed saturating byte add), ``vpmaxsb`` with zero for ReLU.
 - ``store``: ``tilestored`` of C to a 1 KiB staging area, then per row of the tile: the row's
@@ -141,6 +142,17 @@ def _spread(n: int, src: int, dst: int, acc: int, dst_stride: int) -> list[Concr
     out = []
     for i in range(n):
         out += [_c("vmovdqu8_load", n=1, dst=W, addr=src + i), _c("vmovdqu8_store", n=1, src=W, addr=dst + i * dst_stride)]
+    return out
+
+
+def _transpose(r: int, c: int, src: int, dst: int, consts_at: int, src_stride: int, dst_stride: int) -> list[Concrete]:
+    """The ``r x c`` byte block at ``src`` transposed to ``dst`` byte by byte (one-byte masked moves:
+    the tiles' rows are at least 4 bytes, so they do not transpose bytes)."""
+    out = []
+    for i in range(r):
+        for j in range(c):
+            out += [_c("vmovdqu8_load", n=1, dst=W, addr=src + i * src_stride + j),
+                    _c("vmovdqu8_store", n=1, src=W, addr=dst + j * dst_stride + i)]
     return out
 
 
@@ -298,7 +310,7 @@ GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_b
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,
                  pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store,
                  others=(GEMM_TILES_BF16,), low_byte=True, max_stride=STRIDE[-1], resadd=_resadd,
-                 spread=_spread)
+                 spread=_spread, transpose=_transpose, copy=_pack)
 
 #: int8 layers whose weights are row-major (as a user keeps them): the program repacks B into the
 #: VNNI layout itself (:func:`_pack_b`, counted in its cost) before the tiles read it

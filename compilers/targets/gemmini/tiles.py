@@ -20,6 +20,8 @@ blocks, the scratchpad and accumulator capacities in blocks, and one micro-kerne
   array sees B, Spike's gemmini.cc).
 - an s8 x s8 -> s8 dot (``wrap``): the store writes the raw int32 block to an HBM staging area,
   then per row moves its low bytes in as a column (DRAM stride 4) and out as the row.
+- ``transpose`` (a convolution's NCHW / OIHW moves, :mod:`compilers.middle.layouts`): the block
+  moved in, preloaded with B_transpose and multiplied by the identity; ``copy``: moved in and out.
 - ``spread``: a row of int8 values moved in as a column of an accumulator block (DRAM stride 1)
   and out as a column at another stride (a depthwise layer's weights along a diagonal).
 
@@ -116,6 +118,26 @@ TILES = TileOffer(block=(DIM, DIM, DIM), operand_blocks=SPAD_ROWS // DIM, acc_bl
                    prologue=lambda at, tail: [], pack=None, load_a=_load, load_b=_load, bias=_bias, mul=_mul,
                    store=_store, overlap=True, max_stride=max(STRIDES), resadd=_resadd,
                   spread=_spread)
+def _transpose(r: int, c: int, src: int, dst: int, consts_at: int, src_stride: int, dst_stride: int) -> list[Concrete]:
+    """The ``r x c`` int8 block at ``src`` transposed to ``dst`` through the array: moved in as
+    stored, preloaded with B_transpose (the array holds its transpose) and multiplied by the
+    identity (the constant at ``consts_at``), then moved out at scale 1.0 (values of at most 127:
+    exact)."""
+    return [_c("mvin_spad", rows=r, cols=c, stride=src_stride, scale=ONE, dram=src, sp=0),
+            _c("mvin_spad", rows=c, cols=c, stride=DIM, scale=ONE, dram=consts_at, sp=DIM),
+            _c("preload_ws_t", rows=c, cols=r, b=0),
+            _c("matmul_ws_acc", a_rows=c, a_cols=c, c_rows=c, c_cols=r, accumulate=0, a=DIM, c=0),
+            _c("mvout_acc", rows=c, cols=r, stride=dst_stride, scale=ONE, relu=0, ac=0, dram=dst)]
+
+
+def _copy(r: int, c: int, src: int, dst: int, src_stride: int, dst_stride: int) -> list[Concrete]:
+    return [_c("mvin_spad", rows=r, cols=c, stride=src_stride, scale=ONE, dram=src, sp=0),
+            _c("mvout_spad", rows=r, cols=c, stride=dst_stride, sp=0, dram=dst)]
+
+
+#: the identity the transposing moves multiply by
+IDENTITY = bytes(int(i == j) for i in range(DIM) for j in range(DIM))
+
 #: the scratchpad block the low-byte store stages through (the last one; the wrap offer's tiles
 #: use one operand block fewer)
 STAGE = SPAD_ROWS - DIM
@@ -136,6 +158,7 @@ def _store_wrap(r: int, c: int, dram: int, ac: int, bias_dram: int, scratch: int
 
 #: B stored [N, K] (PyTorch's weights, ``jnp.matmul(x, w.T)``): blocks moved in as stored and
 #: preloaded with B_transpose (``preload_ws_t``); an s8 x s8 -> s8 dot: the low-byte store
+TILES = replace(TILES, transpose=_transpose, copy=_copy, transpose_constants=IDENTITY)
 _WRAP = replace(TILES, operand_blocks=TILES.operand_blocks - 1, scratch_bytes=4 * DIM * DIM, store=_store_wrap,
                 low_byte=True)
 TILES = replace(TILES, transposed_b=replace(TILES, load_b=_load_bt, mul=_mul_t),
