@@ -131,3 +131,30 @@ def test_jax_softmax_attention_on_qkv_exits_3_naming_the_row_maximum(form: str) 
     text = lowered.as_text(dialect="hlo") if form == "pre" else lowered.compile().as_text()
     with pytest.raises(Unsupported, match=r"no instruction computes reduce\(maximum\) on bf16\[64\] .*row maximum"):
         compile(parse_hlo(text), "qkv")
+
+
+def test_a_layer_with_threefry_noise_parses_and_means_what_jax_computes() -> None:
+    """A quantization-library layer (stochastic rounding by jax.random's threefry, calls within
+    calls) in both dump forms: it parses (the call inliner keeps every callee's root in scope) and
+    the reference interpreter gives jax's own result bit for bit."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    import numpy as np
+
+    from semantics.hlo_parser import parse_hlo
+    from semantics.interp import evaluate
+
+    def layer(x, w, key):  # noqa: ANN001, ANN202
+        noise = jax.random.uniform(jax.random.wrap_key_data(key), x.shape, minval=-0.5, maxval=0.5)
+        xq = jnp.clip(jnp.round(x / 0.05 + noise), -128, 127).astype(jnp.int8)
+        y = jax.lax.dot_general(xq, w, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
+        return jnp.clip(jnp.round(y * 0.01), -128, 127).astype(jnp.int8)
+
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=(16, 32)).astype(np.float32), rng.integers(-128, 128, (32, 8)).astype(np.int8),
+            np.array([7, 42], np.uint32))
+    lowered = jax.jit(layer).lower(*args)
+    want = np.asarray(jax.jit(layer)(*args))
+    for text in (lowered.as_text(dialect="hlo"), lowered.compile().as_text()):
+        (got,) = evaluate(parse_hlo(text), list(args))
+        assert np.array_equal(want, got)
