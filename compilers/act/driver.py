@@ -63,11 +63,17 @@ class InstructionCost:
     def __init__(self, acc: Accelerator) -> None:
         self.acc = acc
         self._alpha_only: dict[str, bool] = {}
+        self._const: dict[str, int | None] = {}     # per instruction: its cycles where they are constant
 
     def __call__(self, p: Program) -> float:
         total = 0
+        const = self._const
         for c in p.instructions:
-            total += self.acc.instructions[c.name].cost.cycles.eval(c.env)
+            k = const.get(c.name, -1)
+            if k == -1:
+                cycles = self.acc.instructions[c.name].cost.cycles
+                k = const[c.name] = cycles.eval({}) if not cycles.vars() else None
+            total += k if k is not None else self.acc.instructions[c.name].cost.cycles.eval(c.env)
         return float(total)
 
     def bound(self, g: PiiGraph) -> float | None:

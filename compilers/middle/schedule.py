@@ -95,13 +95,16 @@ class MicroKernels:
             self.built[key] = tpl
             specs = self._specs[key] = _specs(tpl)
         for name, attrs, subs in specs:
-            if subs:
+            if not subs:
+                out.append(Concrete(name, attrs))
+            elif len(subs) == 1:         # the common case: one address (head and tail kept as tuples)
+                pos, k, i, off = subs[0]
+                out.append(Concrete(name, attrs[:pos] + ((k, addrs[i] + off),) + attrs[pos + 1:]))
+            else:
                 a = list(attrs)
                 for pos, k, i, off in subs:
                     a[pos] = (k, addrs[i] + off)
                 out.append(Concrete(name, tuple(a)))
-            else:
-                out.append(Concrete(name, attrs))
 
 
 # Address placeholders: a micro-kernel is built once with address i given as (i + 1) * MARK,
