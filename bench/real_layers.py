@@ -13,7 +13,8 @@ ResNet-18/50, MobileNet). It is dumped in two forms, as jax lowers it (``pre``:
 function's source. Each (layer, form, target) pair is compiled with :func:`compilers.compile.compile`
 and checked on ``sim`` and one more backend (gemmini ``rtl``, amx ``emulated``, qkv ``rtl``) with
 :func:`check.check_program` against the reference interpreter on the user's graph; a pair that
-does not compile records the compiler's reason (exit 3's text).
+does not compile records the compiler's reason (exit 3's text). A pair's compile time is the
+better of two compiles in its worker process (the first also pays the process's one-time loads).
 
 The emulated backend builds the emitted C with gcc -O2; a program whose C (its repeating runs
 rolled into loops) is over :data:`EMULATED_LINES` lines is not built: the row says ``sim only``
@@ -318,7 +319,10 @@ def run_pair(layer: Layer, form: str, target: str, backends: tuple[str, ...], ti
     except AccvError as e:
         row.update(status="error", reason=f"{type(e).__name__}: {e}"[:300], compile_s=time.perf_counter() - t0)
         return row
-    row["compile_s"] = time.perf_counter() - t0
+    first = time.perf_counter() - t0
+    t0 = time.perf_counter()        # the compile time is the better of two (the first pays the
+    compile(graph, target, time_budget=time_budget)     # process's one-time loads; the other worker's load)
+    row["compile_s"] = min(first, time.perf_counter() - t0)
     row["instructions"] = len(res.program)
     row["middle"] = bool(res.stats.middle)
     names = tuple(SECOND[target] if b == "second" else b for b in backends)
