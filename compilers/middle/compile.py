@@ -105,7 +105,9 @@ def compile_tiled(graph: Graph, acc: Accelerator,
         layers = chain_layers(links, t) if links is not None else None
         # a chain none of whose layers the middle end would take alone (one block each, the
         # clamp tail: the paper's composite kernels) stays Act's, as its layers would
-        if links is not None and layers is not None and any(not isinstance(x, Gemm) or takes(x, t) for x in layers):
+        # (the residual glue alone does not make a chain the middle end's)
+        if links is not None and layers is not None and \
+                any(isinstance(x, Conv) or (isinstance(x, Gemm) and takes(x, t)) for x in layers):
             t0 = time.perf_counter()
             prog, built = chain_program(links, layers, t, acc.hbm_size, acc.name)
             bm, _, bn = t.block

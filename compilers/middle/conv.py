@@ -80,6 +80,7 @@ from ..program import Concrete, Placement, Program
 from .gemm import Gemm, Tail, _dtype, _param, add_tail, recognize, tail_of
 from .schedule import ALIGN, MicroKernels, TileError, TileTarget, check_strides
 from .tiled import add_tile_tail, scale_bits, tiles
+from .window import im2col_packs, spreads
 
 __all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_graph", "conv_fits", "conv_as_gemm",
            "im2col_packs", "dense_weights", "layer_of"]
@@ -231,50 +232,12 @@ def conv_as_gemm(cv: Conv) -> Gemm:
                 (cv.n, cv.oh, cv.ow, cv.o), window=cv)
 
 
-def im2col_packs(cv: Conv, x_at: int, dst: int, pitch: int) -> list[tuple[tuple, tuple, tuple]]:
-    """The pack micro-kernel calls ``(shape, addresses, flags)`` that build the im2col matrix of
-    ``cv`` (module doc) at ``dst`` (row pitch ``pitch`` bytes) from the input image at ``x_at``:
-    per output row (n, oh) and window row kh inside the input, the pixels whose KW taps all lie
-    inside the input as one run of KW * C bytes each, every other pixel's taps one by one."""
-    (pt, _), (pl, _) = cv.pad
-    sh, sw = cv.stride
-    c = cv.c
-    out: list[tuple[tuple, tuple, tuple]] = []
-
-    def run(n: int, ih: int, oh: int, kh: int, kw: int, lo: int, hi: int, nbytes: int) -> None:
-        if lo < hi:
-            src = x_at + ((n * cv.h + ih) * cv.w + lo * sw + kw - pl) * c
-            at = dst + ((n * cv.oh + oh) * cv.ow + lo) * pitch + (kh * cv.kw + kw) * c
-            out.append(((hi - lo, nbytes), (src, at), (sw * c, pitch)))
-
-    def span(kw: int) -> tuple[int, int]:        # the output columns whose tap kw reads inside the input
-        return max(0, -(-(pl - kw) // sw)), min(cv.ow, (cv.w - 1 + pl - kw) // sw + 1)
-
-    spans = [span(kw) for kw in range(cv.kw)]
-    lo_all = max(s[0] for s in spans)
-    hi_all = min(s[1] for s in spans)
-    for n in range(cv.n):
-        for oh in range(cv.oh):
-            for kh in range(cv.kh):
-                ih = oh * sh + kh - pt
-                if not 0 <= ih < cv.h:
-                    continue
-                run(n, ih, oh, kh, 0, lo_all, hi_all, cv.kw * c)
-                for kw, (lo, hi) in enumerate(spans):
-                    run(n, ih, oh, kh, kw, lo, min(hi, lo_all), c)
-                    run(n, ih, oh, kh, kw, max(lo, hi_all, lo_all), hi, c)
-    return out
-
-
 def dense_weights(cv: Conv, t: TileTarget, mk: MicroKernels, src: int, dst: int) -> list[Concrete]:
-    """The instructions that write a depthwise layer's dense weights (module doc) at ``dst`` (row
-    major [KH*KW*C, C], zero elsewhere: HBM starts zero) from the stored ``[KH, KW, 1, C]`` at
-    ``src``: per tap, each run of up to ``bm`` channels spread along the diagonal (stride C + 1)."""
+    """The instructions that write a depthwise layer's dense weights (module doc) at ``dst`` from
+    the stored ``[KH, KW, 1, C]`` at ``src`` (:func:`.window.spreads`, the target's ``spread``)."""
     out: list[Concrete] = []
-    for tap in range(cv.kh * cv.kw):
-        for c0, r in tiles(cv.c, t.block[0]):
-            mk.emit(out, "spread", (r,), (src + tap * cv.c + c0, dst + tap * cv.c * cv.o + c0 * (cv.o + 1),
-                                          t.acc_addr(0)), (cv.o + 1,))
+    for shape, addrs, flags in spreads(cv, t.block[0], src, dst, t.acc_addr(0)):
+        mk.emit(out, "spread", shape, addrs, flags)
     return out
 
 

@@ -63,6 +63,7 @@ from ..program import Concrete, Placement, Program
 from ..tile_offer import TileOffer
 from .gemm import Gemm
 from .tiled import scale_bits, tiles
+from .window import im2col_packs, spreads
 
 __all__ = ["TileError", "TileTarget", "MicroKernels", "Plan", "plan", "check_strides", "tile_program", "ALIGN"]
 
@@ -327,11 +328,10 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
         return b_src + (q0 // gb) * b_pitch + j0 * gb
 
     if p.dw_at is not None:      # a depthwise convolution: its dense B first (row-major at b_at)
-        from .conv import dense_weights
-        out += dense_weights(g.window, t, mk, p.dw_at, p.b_at)
+        for shape, addrs, flags in spreads(g.window, t.block[0], p.dw_at, p.b_at, t.acc_addr(0)):
+            mk.emit(out, "spread", shape, addrs, flags)
     if t.pack is not None:
         if g.window is not None:     # a convolution: its im2col matrix is A's packed copy
-            from .conv import im2col_packs
             for shape, addrs, flags in im2col_packs(g.window, p.a_at, a_src, a_pitch):
                 mk.emit(out, "pack", shape, addrs, flags)
         else:
