@@ -34,10 +34,10 @@ from semantics.ir import Graph
 from ..contract import Contract
 from ..isa import Accelerator
 from ..program import Program
+from .chain import chain_layers, chain_program, split_chain
 from .conv import Conv, conv_as_gemm, conv_fits, conv_hbm_end, conv_program, layer_of
 from .gemm import Gemm
 from .gemm_bf16 import recognize_bf16
-from .chain import chain_layers, chain_program, split_chain
 from .glue import Residual
 from .schedule import Plan, TileError, TileTarget, offer_for, plan, tile_program
 

@@ -185,8 +185,8 @@ def recognize_conv(graph: Graph) -> Conv | None:
         return None
     bias = None
     if acc.opcode == "add":
-        for d, o in (acc.operands, acc.operands[::-1]):
-            bi = comp[o]
+        for d, other in (acc.operands, acc.operands[::-1]):
+            bi = comp[other]
             if comp[d] is conv_ins and bi.opcode == "broadcast" and bi.attrs.get("dimensions") == (res.index("f"),):
                 bias = _param(comp, bi.operands[0], "s32")
                 if bias is not None:
@@ -220,7 +220,7 @@ def recognize_conv(graph: Graph) -> Conv | None:
     cv = Conv(n, h, w, c, kh, kw, o, (win.stride[0], win.stride[1]), ((win.pad[0][0], win.pad[0][1]),
               (win.pad[1][0], win.pad[1][1])), x, wt, bias, tail, len(types), types, depthwise,
               (x_lab, w_lab, o_lab))
-    want = dict(zip("b01f", (n, cv.oh, cv.ow, o)))
+    want = dict(zip("b01f", (n, cv.oh, cv.ow, o), strict=True))
     if cv.oh < 1 or cv.ow < 1 or graph.result_type.shape != tuple(want[d] for d in o_lab):
         return None
     return cv
@@ -493,7 +493,7 @@ def conv_program(cv: Conv, t: TileTarget, hbm_size: int, target_name: str, base:
                 started[i] = started[i] or bool(runs)
         for i, (_, r) in enumerate(chunk):
             if not started[i]:              # every tap of every row in the padding: zero rows
-                for j, (j0, c) in enumerate(js):
+                for j, (_, c) in enumerate(js):
                     mk.emit(out, "bias", (r, c), (p.zeros_at, aa(i * nj + j)))
         for i, (m0, r) in enumerate(chunk):
             for j, (j0, c) in enumerate(js):

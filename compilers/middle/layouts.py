@@ -129,7 +129,7 @@ def layout_program(cv: Conv, t: TileTarget, hbm_size: int, target: str, inner: I
         for n in range(cv.n):
             _transpose(t, mk, epi, ohw, cv.o, res.addr + n * ohw * cv.o, final + n * cv.o * ohw, consts_at,
                        cv.o, ohw)
-        shape = dict(zip("b01f", (cv.n, cv.oh, cv.ow, cv.o)))
+        shape = dict(zip("b01f", (cv.n, cv.oh, cv.ow, cv.o), strict=True))
         res = Placement(0, final, TensorType(s8, tuple(shape[d] for d in o_l)))
     consts = list(prog.constants)
     if t.transpose_constants:

@@ -384,7 +384,7 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
             if bg is not None and p.panels == 2 and j == len(cols) - 1 and ci + 1 < len(chunks):
                 bg.loads.extend(a_loads(ci + 1))
             if p.bias_at is not None and t.bias is not None:
-                for i, (i0, r) in chunk:
+                for i, (_, r) in chunk:
                     mk.emit(out, "bias", (r, c), (p.bias_at + 4 * j0, aa(half + i - c0)))
             for q, (q0, kk) in enumerate(ks):
                 bs = b_slot(q, j, use)

@@ -18,10 +18,10 @@ from compilers.targets import load_target
 from semantics.build import Builder, tensor
 from semantics.hlo_parser import parse_file, parse_hlo
 from semantics.hlo_printer import print_hlo
-from semantics.ir import Graph
-from semantics.types import TensorType
 from semantics.inputs import random_inputs
 from semantics.interp import evaluate
+from semantics.ir import Graph
+from semantics.types import TensorType
 from tests.compilers.tiled_check import tiled_on_sim
 from tests.paths import PAPER
 

@@ -9,17 +9,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compilers.canon import canonicalize
 from compilers.compile import compile
 from compilers.errors import Unsupported
 from compilers.middle.compile import compile_tiled
-from compilers.canon import canonicalize
 from compilers.middle.conv import LABELS, conv_gemm_graph, conv_graph, recognize_conv
 from compilers.middle.gemm import add_tail
 from compilers.simulator import simulate
 from compilers.targets import load_target
+from semantics.build import Builder, tensor
 from semantics.hlo_parser import parse_file
 from semantics.inputs import random_inputs
-from semantics.build import Builder, tensor
 from semantics.interp import evaluate
 from semantics.ir import Graph
 

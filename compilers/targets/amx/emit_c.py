@@ -262,6 +262,8 @@ def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel
                 vals[k] = f"{vals[k]}{moving}"
         return fill(ins.name, **vals)
 
+    index = 0
+
     def emit(nodes: Sequence[Node], terms: Sequence[Sequence[tuple[str, int]]], depth: int) -> None:
         """``nodes`` at loop ``depth``; ``terms``: per address of ``nodes`` (in order), the
         enclosing loops' (variable, step) pairs."""
@@ -285,7 +287,6 @@ def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel
             emit(x.body, [(*t, (var, s)) for t, s in zip(mine, x.steps, strict=True)], depth + 1)
             body.append(f"{pad}}}")
 
-    index = 0
     instrs = program.instructions
     items: list[Node] = reroll(instrs) if len(instrs) > reroll_above else list(instrs)
     emit(items, [() for _ in range(sum(len(addresses(x)) for x in items))], 0)

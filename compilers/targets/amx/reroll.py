@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from ...program import Concrete
 
@@ -46,7 +45,7 @@ class Loop:
     steps: tuple[int, ...]
 
 
-Node = Union[Concrete, Loop]
+Node = Concrete | Loop
 
 
 def addresses(node: Node) -> tuple[int, ...]:
