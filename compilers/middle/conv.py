@@ -9,7 +9,7 @@ what tests and benchmarks compile).
 No target name appears here.
 
 The layer (N, H, W, C, O >= 1; a KH x KW window, strides (sh, sw), zero padding lo/hi >= 0, no
-dilation, one feature group or a depthwise layer (below); jax's ``conv_general_dilated`` with NHWC / HWIO / NHWC dimension
+dilation, any feature grouping (below); jax's ``conv_general_dilated`` with NHWC / HWIO / NHWC dimension
 numbers and ``preferred_element_type=int32`` on int8 operands)::
 
     acc  = s32[N,OH,OW,O] convolution(X s8[N,H,W,C], Wt s8[KH,KW,C,O]), dim_labels=b01f_01io->b01f
@@ -58,13 +58,14 @@ run in the input and in A's row, copied as one; the taps of other pixels are cop
 and the padding is never written (the packed copy's bytes start zero, as every unwritten byte of
 a packed block does).
 
-A depthwise layer (``feature_group_count = C``, weights ``[KH, KW, 1, C]``: MobileNet's, one
-filter per channel) is the dense layer of the block-diagonal weights ``Wd[kh, kw, ci, co] =
-Wt[kh, kw, 0, co]`` where ci = co and 0 elsewhere (each output channel sums only its own input
-channel's products; the others are zero products, identity 1). The program writes ``Wd`` into HBM
-itself before the layer (:func:`dense_weights`: the target's ``spread`` kernel moves each run of
-channels of a tap along the diagonal, a DRAM stride of C + 1; the rest of ``Wd`` is HBM's zeros)
-and then runs the dense schedule on it.
+A grouped layer (``feature_group_count = G``, weights ``[KH, KW, C/G, O]``; depthwise where G =
+C = O, MobileNet's one filter per channel) is the dense layer of the block-diagonal weights
+``Wd[kh, kw, ci, co] = Wt[kh, kw, ci mod C/G, co]`` where ci and co lie in the same group (ci //
+(C/G) = co // (O/G)) and 0 elsewhere (each output channel sums only its own group's products;
+the others are zero products, identity 1). The program writes ``Wd`` into HBM itself before the
+layer (:func:`dense_weights`; the rest of ``Wd`` is HBM's zeros): for a depthwise layer the
+target's ``spread`` kernel moves each run of channels of a tap along the diagonal (a DRAM stride
+of C + 1), otherwise its ``copy`` kernel moves each group's C/G x O/G block of a tap into place.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ from ..program import Concrete, Placement, Program
 from .gemm import Gemm, Tail, _dtype, _param, add_tail, recognize, tail_of
 from .schedule import ALIGN, MicroKernels, TileError, TileTarget, check_strides
 from .tiled import add_tile_tail, scale_bits, tiles
-from .window import im2col_packs, spreads
+from .window import dense_steps, im2col_packs
 
 __all__ = ["Conv", "recognize_conv", "conv_gemm_graph", "conv_program", "conv_graph", "conv_fits", "conv_as_gemm",
            "im2col_packs", "dense_weights", "layer_of"]
@@ -109,7 +110,7 @@ class Conv:
     tail: Tail
     nparams: int
     param_types: tuple[TensorType, ...] = ()
-    depthwise: bool = False        # feature_group_count = C = O, weights [KH, KW, 1, C]
+    groups: int = 1                # feature_group_count: weights [KH, KW, C / groups, O]
     layouts: tuple[str, str, str] = ("b01f", "01io", "b01f")   # X, Wt and the result's dimension labels
 
     @property
@@ -118,9 +119,19 @@ class Conv:
         return self.layouts == NHWC
 
     @property
+    def cg(self) -> int:
+        """Input channels per group (1 for a depthwise layer)."""
+        return self.c // self.groups
+
+    @property
+    def depthwise(self) -> bool:
+        """One input channel per group and one output per group (MobileNet's layer)."""
+        return self.groups > 1 and self.cg == 1 and self.o == self.groups
+
+    @property
     def w_bytes(self) -> int:
-        """Bytes of the weights as stored (KH*KW*C for a depthwise layer)."""
-        return self.kh * self.kw * self.c * (1 if self.depthwise else self.o)
+        """Bytes of the weights as stored (KH*KW*(C/groups)*O)."""
+        return self.kh * self.kw * self.cg * self.o
 
     @property
     def oh(self) -> int:
@@ -136,8 +147,8 @@ class Conv:
 
     @property
     def macs(self) -> int:
-        """The layer's multiply-accumulates (a depthwise layer: one input channel per output)."""
-        return self.m * self.kh * self.kw * self.c * (1 if self.depthwise else self.o)
+        """The layer's multiply-accumulates (a grouped layer: C/groups input channels per output)."""
+        return self.m * self.kh * self.kw * self.cg * self.o
 
 
 def _operand(comp: Computation, name: str, dtype: str, labels: str) -> tuple[int | None, str]:
@@ -210,15 +221,14 @@ def recognize_conv(graph: Graph) -> Conv | None:
     types = tuple(comp[p].tensor_type for p in comp.params)
     n, h, w, c = (types[x].shape[x_lab.index(d)] for d in "b01f")
     kh, kw, c2, o = (types[wt].shape[w_lab.index(d)] for d in "01io")
-    depthwise = groups == c and c > 1 and c2 == 1 and o == c       # one filter per channel
-    if (groups != 1 and not depthwise) or (c2 != c and not depthwise):
+    if groups < 1 or c % groups or o % groups or c2 != c // groups:
         return None
     if (bias is not None and types[bias].shape != (o,)) or not all(t.row_major for t in types):
         return None
     if not graph.result_type.row_major:
         return None
     cv = Conv(n, h, w, c, kh, kw, o, (win.stride[0], win.stride[1]), ((win.pad[0][0], win.pad[0][1]),
-              (win.pad[1][0], win.pad[1][1])), x, wt, bias, tail, len(types), types, depthwise,
+              (win.pad[1][0], win.pad[1][1])), x, wt, bias, tail, len(types), types, groups,
               (x_lab, w_lab, o_lab))
     want = dict(zip("b01f", (n, cv.oh, cv.ow, o), strict=True))
     if cv.oh < 1 or cv.ow < 1 or graph.result_type.shape != tuple(want[d] for d in o_lab):
@@ -232,12 +242,21 @@ def conv_as_gemm(cv: Conv) -> Gemm:
                 (cv.n, cv.oh, cv.ow, cv.o), window=cv)
 
 
+def grouped_why(cv: Conv, t: TileTarget) -> str | None:
+    """Why ``t`` cannot write ``cv``'s dense weights (a grouped layer), or None."""
+    kernel = "spread" if cv.depthwise else "copy"
+    if getattr(t, kernel) is None:
+        return (f"a convolution of {cv.groups} feature groups needs its dense weights built on the target, which "
+                f"has no {kernel} micro-kernel")
+    return None
+
+
 def dense_weights(cv: Conv, t: TileTarget, mk: MicroKernels, src: int, dst: int) -> list[Concrete]:
-    """The instructions that write a depthwise layer's dense weights (module doc) at ``dst`` from
-    the stored ``[KH, KW, 1, C]`` at ``src`` (:func:`.window.spreads`, the target's ``spread``)."""
+    """The instructions that write a grouped layer's dense weights (module doc) at ``dst`` from the
+    stored ``[KH, KW, C/groups, O]`` at ``src`` (:func:`.window.dense_steps`)."""
     out: list[Concrete] = []
-    for shape, addrs, flags in spreads(cv, t.block[0], src, dst, t.acc_addr(0)):
-        mk.emit(out, "spread", shape, addrs, flags)
+    for kind, shape, addrs, flags in dense_steps(cv, t.block, src, dst, t.acc_addr(0)):
+        mk.emit(out, kind, shape, addrs, flags)
     return out
 
 
@@ -256,20 +275,23 @@ def layer_of(graph: Graph, t: TileTarget) -> Gemm | Conv | None:
 
 def conv_graph(n: int, h: int, w: int, c: int, k: int, o: int, stride: int = 1, pad: int = 0, bias: bool = False,
                scale: float | None = 1.0, relu: bool = False, name: str = "conv", pads: str | None = None,
-               depthwise: bool = False) -> Graph:
+               depthwise: bool = False, groups: int = 1) -> Graph:
     """A square-window conv layer as jax dumps it (``scale`` as :func:`.gemm.layer_graph`): the graph
     tests and benchmarks compile; ``pads``: the window's padding text instead of ``pad`` on every side;
-    ``depthwise``: ``feature_group_count = c`` with weights ``[k, k, 1, c]`` (``o`` must be ``c``)."""
+    ``depthwise``: ``feature_group_count = c`` with weights ``[k, k, 1, c]`` (``o`` must be ``c``);
+    ``groups``: ``feature_group_count`` with weights ``[k, k, c / groups, o]``."""
+    if depthwise:
+        groups = c
     (pt, pb), (pl, pr) = (tuple(map(int, d.split("_"))) for d in pads.split("x")) if pads else ((pad, pad), (pad, pad))
     oh, ow = (h + pt + pb - k) // stride + 1, (w + pl + pr - k) // stride + 1
     win = f"size={k}x{k}" + (f" stride={stride}x{stride}" if stride != 1 else "") + \
         (f" pad={pads or f'{pad}_{pad}x{pad}_{pad}'}" if pad or pads else "")
     b = Builder(name)
     b.param("x", 0, tensor("s8", n, h, w, c, layout=(3, 2, 1, 0)))
-    b.param("w", 1, tensor("s8", k, k, 1 if depthwise else c, o, layout=(3, 2, 1, 0)))
-    groups = {"feature_group_count": c} if depthwise else {}
+    b.param("w", 1, tensor("s8", k, k, c // groups, o, layout=(3, 2, 1, 0)))
+    fg = {"feature_group_count": groups} if groups > 1 else {}
     b.op("d", "convolution", "x", "w", type=tensor("s32", n, oh, ow, o, layout=(3, 2, 1, 0)), window=f"{{{win}}}",
-         dim_labels=LABELS, **groups)
+         dim_labels=LABELS, **fg)
     add_tail(b, "d", (n, oh, ow, o), o, 3, bias, scale, relu)
     return b.build()
 
@@ -282,7 +304,7 @@ def conv_gemm_graph(cv: Conv) -> Graph:
     m, oh, ow = cv.m, cv.oh, cv.ow
     b = Builder("conv_gemm")
     params = {cv.x: ("X", tensor("s8", cv.n, cv.h, cv.w, cv.c)),
-              cv.wt: ("Wt", tensor("s8", cv.kh, cv.kw, 1 if cv.depthwise else cv.c, cv.o))}
+              cv.wt: ("Wt", tensor("s8", cv.kh, cv.kw, cv.cg, cv.o))}
     if cv.bias is not None:
         params[cv.bias] = ("bias", tensor("s32", cv.o))
     for idx in sorted(params):
@@ -291,13 +313,17 @@ def conv_gemm_graph(cv: Conv) -> Graph:
     b.const("z8", 0, "s8")
     b.op("X32", "convert", "X", type=tensor("s32", cv.n, cv.h, cv.w, cv.c))
     b.op("Xp", "pad", "X32", "z", padding=((0, 0, 0), (pt, pb, 0), (pl, pr, 0), (0, 0, 0)))
-    if cv.depthwise:        # the dense weights: channel c's filter at (c, c), zero elsewhere
-        b.op("Wd", "convert", "Wt", type=tensor("s32", cv.kh, cv.kw, 1, cv.o))
-        b.op("Wr", "reshape", "Wd", type=tensor("s32", cv.kh, cv.kw, cv.o))
-        b.op("Wb", "broadcast", "Wr", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o), dimensions=(0, 1, 3))
-        b.op("ci", "iota", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o), iota_dimension=2)
-        b.op("co", "iota", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o), iota_dimension=3)
-        b.op("diag", "compare", "ci", "co", type=tensor("pred", cv.kh, cv.kw, cv.c, cv.o), direction="EQ")
+    if cv.groups > 1:       # the dense weights: group g's filters in block (g, g), zero elsewhere
+        full = tensor("s32", cv.kh, cv.kw, cv.c, cv.o)
+        b.op("Wd", "convert", "Wt", type=tensor("s32", cv.kh, cv.kw, cv.cg, cv.o))
+        b.op("Wb", "concatenate", *(["Wd"] * cv.groups), type=full, dimensions=(2,))   # Wt[.., ci % cg, ..]
+        b.const("cgc", cv.cg, "s32")
+        b.const("ogc", cv.o // cv.groups, "s32")
+        b.op("ci", "iota", type=full, iota_dimension=2)
+        b.op("co", "iota", type=full, iota_dimension=3)
+        b.op("gi", "divide", "ci", b.op("cgb", "broadcast", "cgc", type=full, dimensions=()))
+        b.op("go", "divide", "co", b.op("ogb", "broadcast", "ogc", type=full, dimensions=()))
+        b.op("diag", "compare", "gi", "go", type=tensor("pred", cv.kh, cv.kw, cv.c, cv.o), direction="EQ")
         b.op("zw", "broadcast", "z", type=tensor("s32", cv.kh, cv.kw, cv.c, cv.o), dimensions=())
         b.op("W32", "select", "diag", "Wb", "zw")
     else:
@@ -367,7 +393,7 @@ class ConvPlan:
     end: int
     chunk: int
     w_resident: bool
-    dw_at: int | None = None      # a depthwise layer's weights as stored (w_at: its dense weights)
+    dw_at: int | None = None      # a grouped layer's weights as stored (w_at: its dense weights)
 
 
 def _plan(cv: Conv, t: TileTarget, hbm_size: int, base: int = 0, x_at: int | None = None) -> ConvPlan:
@@ -399,10 +425,10 @@ def _plan(cv: Conv, t: TileTarget, hbm_size: int, base: int = 0, x_at: int | Non
         bias_at, end = end, _align(end + 4 * cv.o)
     out_at, end = end, _align(end + cv.m * cv.o * ob)
     dw_at = None
-    if cv.depthwise:
-        if t.spread is None:
-            raise TileError("a depthwise convolution needs its dense weights built on the target, which has no "
-                            "spread micro-kernel")
+    if cv.groups > 1:
+        why = grouped_why(cv, t)
+        if why is not None:
+            raise TileError(why)
         dw_at, end = end, _align(end + cv.w_bytes)
     zeros_at, end = end, _align(end + max(4 * bn, bm * bk))     # a zero bias row; zero A rows (stride bk)
     consts_at = end

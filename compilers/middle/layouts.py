@@ -76,7 +76,7 @@ def layout_program(cv: Conv, t: TileTarget, hbm_size: int, target: str, inner: I
                         f"target does not offer")
     if o_l != "b01f" and cv.tail.raw:
         raise TileError("an int32 result in NCHW needs 4-byte transposes, which the moves do not do")
-    taps, ci = cv.kh * cv.kw, 1 if cv.depthwise else cv.c
+    taps, ci = cv.kh * cv.kw, cv.cg
     hw, ohw = cv.h * cv.w, cv.oh * cv.ow
     check_strides(t, {k: v for k, v in (("NCHW input plane", hw if x_l == "bf01" else 0),
                                         ("OIHW weight", ci * taps if w_l == "oi01" else 0),

@@ -63,7 +63,7 @@ from ..program import Concrete, Placement, Program
 from ..tile_offer import TileOffer
 from .gemm import Gemm
 from .tiled import scale_bits, tiles
-from .window import im2col_packs, spreads
+from .window import dense_steps, im2col_packs
 
 __all__ = ["TileError", "TileTarget", "MicroKernels", "Plan", "plan", "check_strides", "tile_program", "ALIGN"]
 
@@ -153,7 +153,7 @@ class Plan:
     scratch_at: int
     panels: int = 1            # A row panels on chip: 2 = the next chunk's loads while this one runs
     b_block: int = 0           # >0: B's packed copy is column-block-major, this many bytes a column block
-    dw_at: int | None = None   # a depthwise convolution's weights as stored (b_at: its dense weights)
+    dw_at: int | None = None   # a grouped convolution's weights as stored (b_at: its dense weights)
 
 
 def _align(x: int) -> int:
@@ -247,10 +247,11 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None 
         b_at = _align(base) + ALIGN
     end = _align(b_at + g.batch * b_rows * b_pitch)
     dw_at = None
-    if g.window is not None and g.window.depthwise:
-        if t.spread is None:
-            raise TileError("a depthwise convolution needs its dense weights built on the target, which has no "
-                            "spread micro-kernel")
+    if g.window is not None and g.window.groups > 1:
+        kernel = "spread" if g.window.depthwise else "copy"
+        if getattr(t, kernel) is None:
+            raise TileError(f"a convolution of {g.window.groups} feature groups needs its dense weights built on the "
+                            f"target, which has no {kernel} micro-kernel")
         dw_at, end = end, _align(end + g.window.w_bytes)
     bias_at = None
     if g.bias is not None:
@@ -327,9 +328,9 @@ def tile_program(p: Plan, t: TileTarget, target_name: str) -> tuple[Program, Mic
             return b_src + (j0 // bn) * p.b_block + (q0 // gb) * b_pitch
         return b_src + (q0 // gb) * b_pitch + j0 * gb
 
-    if p.dw_at is not None:      # a depthwise convolution: its dense B first (row-major at b_at)
-        for shape, addrs, flags in spreads(g.window, t.block[0], p.dw_at, p.b_at, t.acc_addr(0)):
-            mk.emit(out, "spread", shape, addrs, flags)
+    if p.dw_at is not None:      # a grouped convolution: its dense B first (row-major at b_at)
+        for kind, shape, addrs, flags in dense_steps(g.window, t.block, p.dw_at, p.b_at, t.acc_addr(0)):
+            mk.emit(out, kind, shape, addrs, flags)
     if t.pack is not None:
         if g.window is not None:     # a convolution: its im2col matrix is A's packed copy
             for shape, addrs, flags in im2col_packs(g.window, p.a_at, a_src, a_pitch):

@@ -1,8 +1,8 @@
 """The index arithmetic of a convolution's window that both schedules share: the im2col packing
-(:mod:`.schedule`'s GEMM of the im2col matrix) and the depthwise layer's dense weights
+(:mod:`.schedule`'s GEMM of the im2col matrix) and a grouped layer's dense weights
 (:mod:`.conv`). Steps are ``(shape, addresses, flags)`` for a micro-kernel, which the caller emits.
 
-What belongs here: :func:`im2col_packs` and :func:`spreads` only; it imports neither the
+What belongs here: :func:`im2col_packs` and :func:`dense_steps` only; it imports neither the
 schedule nor :mod:`.conv` (their layer, a :class:`.conv.Conv`, is read by its attributes), so
 both can use it without an import cycle.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from .tiled import tiles
 
-__all__ = ["Step", "im2col_packs", "spreads"]
+__all__ = ["Step", "im2col_packs", "dense_steps"]
 
 Step = tuple[tuple, tuple, tuple]
 
@@ -55,10 +55,24 @@ def im2col_packs(cv: Any, x_at: int, dst: int, pitch: int) -> list[tuple[tuple, 
 
 
 
-def spreads(cv: Any, bm: int, src: int, dst: int, acc: int) -> list[Step]:
-    """The ``spread`` steps that write a depthwise layer's dense weights (:mod:`.conv`'s doc) at
-    ``dst`` (row-major [KH*KW*C, C], zero elsewhere: HBM starts zero) from the stored
-    ``[KH, KW, 1, C]`` at ``src``: per tap, each run of up to ``bm`` channels along the diagonal
-    (stride C + 1)."""
-    return [((r,), (src + tap * cv.c + c0, dst + tap * cv.c * cv.o + c0 * (cv.o + 1), acc), (cv.o + 1,))
-            for tap in range(cv.kh * cv.kw) for c0, r in tiles(cv.c, bm)]
+def dense_steps(cv: Any, block: tuple[int, int, int], src: int, dst: int, acc: int) -> list[tuple[str, tuple, tuple, tuple]]:
+    """The ``(kernel, shape, addresses, flags)`` steps that write a grouped layer's dense weights
+    (:mod:`.conv`'s doc) at ``dst`` (row-major [KH*KW*C, O], zero elsewhere: HBM starts zero) from
+    the stored ``[KH, KW, C/G, O]`` at ``src``: a depthwise layer's taps by ``spread`` along the
+    diagonal (each run of up to ``bm`` channels, stride C + 1), any other grouping's
+    ``C/G x O/G`` blocks by ``copy`` (up to ``bm`` rows x ``bk`` bytes each)."""
+    bm, bk, _ = block
+    taps = cv.kh * cv.kw
+    if cv.depthwise:
+        return [("spread", (r,), (src + tap * cv.c + c0, dst + tap * cv.c * cv.o + c0 * (cv.o + 1), acc), (cv.o + 1,))
+                for tap in range(taps) for c0, r in tiles(cv.c, bm)]
+    cg, og = cv.c // cv.groups, cv.o // cv.groups
+    out = []
+    for tap in range(taps):
+        for g in range(cv.groups):
+            s0 = src + tap * cg * cv.o + g * og                     # Wt[tap, 0, g*og]
+            d0 = dst + (tap * cv.c + g * cg) * cv.o + g * og        # Wd[tap, g*cg, g*og]
+            for r0, r in tiles(cg, bm):
+                for c0, c in tiles(og, bk):
+                    out.append(("copy", (r, c), (s0 + r0 * cv.o + c0, d0 + r0 * cv.o + c0), (cv.o, cv.o)))
+    return out

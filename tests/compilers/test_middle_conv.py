@@ -274,3 +274,29 @@ def test_pytorch_layouts_run_on_the_second_backends(target: str, backend: str) -
 def test_an_int32_result_in_nchw_exits_3_saying_why() -> None:
     with pytest.raises(Unsupported, match="int32 result in NCHW"):
         compile(_nchw(1, 5, 5, 3, 3, 4, 1, 1, False, (None, False), False), load_target("gemmini"))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hw=st.integers(2, 8), gc=st.sampled_from([(2, 3, 5), (3, 1, 2), (4, 5, 1), (2, 17, 3), (5, 1, 1)]),
+       win=windows, stride=st.integers(1, 2), bias=st.booleans(), tail=tails, seed=st.integers(0, 3),
+       target=st.sampled_from(["gemmini", "amx"]))
+def test_a_grouped_layer_is_the_dense_layer_of_its_block_diagonal_weights(hw: int, gc: tuple, win: tuple, stride: int,
+                                                                         bias: bool, tail: tuple, seed: int,
+                                                                         target: str) -> None:
+    """feature_group_count = G (ResNeXt's grouped convolutions, depthwise with a channel
+    multiplier): the dense layer whose weights hold each group's filters in its diagonal block,
+    which the program writes with the copy kernel; the identity and the programs bit for bit."""
+    groups, cg, og = gc
+    k, pad = win
+    if hw + 2 * pad < k:
+        return
+    graph = conv_graph(1, hw, hw + 1, groups * cg, k, groups * og, stride, pad, bias=bias, scale=tail[0],
+                       relu=tail[1], groups=groups)
+    cv = recognize_conv(graph)
+    assert cv is not None and cv.groups == groups and cv.macs == cv.m * k * k * cg * groups * og
+    xs = random_inputs(graph, seed, edges=bool(seed % 2))
+    (want,), (got,) = evaluate(graph, xs), evaluate(conv_gemm_graph(cv), xs)
+    assert np.array_equal(want, got)
+    from tests.compilers.tiled_check import tiled_on_sim
+
+    tiled_on_sim(graph, target, seed)
