@@ -22,7 +22,7 @@ from semantics.inputs import random_inputs
 from semantics.interp import evaluate
 from semantics.ir import Graph
 from semantics.types import TensorType
-from tests.compilers.tiled_check import tiled_on_sim
+from tests.compilers.tiled_check import on_backend, tiled_on_sim
 from tests.paths import PAPER
 
 PRIMES = (1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
@@ -299,18 +299,7 @@ def test_wraparound_s8_dot_is_the_low_byte(m: int, k: int, n: int, seed: int) ->
 def test_wraparound_s8_dot_on_gemmini_runs_on_the_command_stream_and_rtl(backend: str) -> None:
     """The staged low-byte store through the encoder (MVOUT raw, MVIN of one-byte rows at DRAM
     stride 4, MVOUT of one-byte rows): the queue orders the staging's DRAM and scratchpad reuse."""
-    from check.backends import get_backend, unavailable
-
-    if unavailable("gemmini", backend) is not None:
-        pytest.skip(unavailable("gemmini", backend))
-    acc = load_target("gemmini")
-    graph = _wrap_dot(37, 50, 21)
-    prog = compile(graph, acc).program
-    for seed in (0, 1):
-        xs = random_inputs(graph, seed, edges=bool(seed))
-        (want,) = evaluate(graph, xs)
-        (got,) = get_backend(acc, backend).run(prog, xs).outputs
-        assert np.array_equal(want, got)
+    on_backend(_wrap_dot(37, 50, 21), "gemmini", backend)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -330,18 +319,7 @@ def test_pytorch_layout_weights_bit_for_bit(m: int, k: int, n: int, bias: bool, 
 def test_pytorch_layout_on_gemmini_runs_on_the_command_stream_and_rtl(backend: str) -> None:
     """The transposed preload through the encoder (config_ex B_transpose) on the command-stream
     model and the RTL, with non-square edge blocks (K = 37, N = 21): the same bits as the reference."""
-    from check.backends import get_backend, unavailable
-
-    acc = load_target("gemmini")
-    if unavailable("gemmini", backend) is not None:
-        pytest.skip(unavailable("gemmini", backend))
-    graph = layer_graph(20, 37, 21, bias=True, scale=0.0625, relu=True, b_t=True)
-    prog = compile(graph, acc).program
-    for seed in (0, 1):
-        xs = random_inputs(graph, seed, edges=bool(seed))
-        (want,) = evaluate(graph, xs)
-        (got,) = get_backend(acc, backend).run(prog, xs).outputs
-        assert np.array_equal(want, got)
+    on_backend(layer_graph(20, 37, 21, bias=True, scale=0.0625, relu=True, b_t=True), "gemmini", backend)
 
 
 def _batched(batch: int, m: int, k: int, n: int, b_t: bool) -> Graph:

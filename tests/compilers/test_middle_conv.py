@@ -257,18 +257,9 @@ def test_pytorch_layouts_are_moved_around_the_nhwc_program(n: int, hw: int, c: i
 
 @pytest.mark.parametrize(("target", "backend"), [("gemmini", "stream"), ("gemmini", "rtl"), ("amx", "emulated")])
 def test_pytorch_layouts_run_on_the_second_backends(target: str, backend: str) -> None:
-    from check.backends import get_backend, unavailable
+    from tests.compilers.tiled_check import on_backend
 
-    if unavailable(target, backend) is not None:
-        pytest.skip(unavailable(target, backend))
-    acc = load_target(target)
-    graph = _nchw(1, 7, 9, 17, 3, 19, 1, 1, True, (0.0625, True), False)
-    prog = compile(graph, acc).program
-    for seed in (0, 1):
-        xs = random_inputs(graph, seed, edges=bool(seed))
-        (want,) = evaluate(graph, xs)
-        (got,) = get_backend(acc, backend).run(prog, xs).outputs
-        assert np.array_equal(want, got)
+    on_backend(_nchw(1, 7, 9, 17, 3, 19, 1, 1, True, (0.0625, True), False), target, backend)
 
 
 def test_an_int32_result_in_nchw_exits_3_saying_why() -> None:

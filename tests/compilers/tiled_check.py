@@ -24,3 +24,22 @@ def tiled_on_sim(graph: Graph, target: str, seed: int) -> Compiled:
     (got,) = simulate(acc, res.program, xs).outputs
     assert want.shape == got.shape and np.array_equal(want, got)
     return res
+
+
+def on_backend(graph: Graph, target: str, backend: str, seeds: tuple[int, ...] = (0, 1)) -> None:
+    """``graph`` compiled for ``target`` and run on ``backend`` equal to the reference on each of
+    ``seeds``' input sets (edge values on odd seeds); skips where the backend is unavailable here."""
+    import pytest
+
+    from check.backends import get_backend, unavailable
+
+    why = unavailable(target, backend)
+    if why is not None:
+        pytest.skip(why)
+    acc = load_target(target)
+    prog = compile(graph, acc).program
+    for seed in seeds:
+        xs = random_inputs(graph, seed, edges=bool(seed % 2))
+        (want,) = evaluate(graph, xs)
+        (got,) = get_backend(acc, backend).run(prog, xs).outputs
+        assert want.shape == got.shape and np.array_equal(want, got), f"{backend}, input set {seed}"

@@ -33,7 +33,7 @@ from semantics.errors import AccvError
 from ...isa import Accelerator
 from ...program import Concrete, Program
 from .description import TILE_BYTES, TILE_ROWS, TILES, ZMMS
-from .reroll import VARYING, Node, addresses, reroll
+from .reroll import VARYING, Node, addresses, per_node, reroll
 
 __all__ = ["EmitError", "TEMPLATES", "fill", "emit_c", "tile_config", "native_amx_available", "REQUIRED_FLAGS"]
 
@@ -269,11 +269,7 @@ def emit_c(program: Program, acc: Accelerator | None = None, name: str = "kernel
         enclosing loops' (variable, step) pairs."""
         nonlocal index
         pad = "    " * (depth + 1)
-        at = 0
-        for x in nodes:
-            w = len(addresses(x))
-            mine = terms[at:at + w]
-            at += w
+        for x, mine in per_node(nodes, terms):
             if isinstance(x, Concrete):
                 where = f"({index}) " if depth == 0 else ""
                 body.append(f"{pad}{line(x, mine[0] if mine else ())}   /* {where}{x} */")

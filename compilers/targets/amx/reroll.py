@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ...program import Concrete
 
-__all__ = ["Loop", "Node", "VARYING", "reroll", "expand", "addresses"]
+__all__ = ["Loop", "Node", "VARYING", "reroll", "expand", "addresses", "per_node"]
+
+T = TypeVar("T")
 
 #: the attributes a loop's repetitions may move (HBM byte addresses)
 VARYING = frozenset({"addr"})
@@ -126,14 +129,21 @@ def reroll(ins: Sequence[Concrete], max_period: int = 64, min_count: int = 3, de
     return nodes
 
 
+def per_node(nodes: Sequence[Node], values: Sequence[T]) -> list[tuple[Node, Sequence[T]]]:
+    """Each node with its slice of ``values``, one value per address (in :func:`addresses` order)."""
+    out = []
+    at = 0
+    for x in nodes:
+        w = len(addresses(x))
+        out.append((x, values[at:at + w]))
+        at += w
+    return out
+
+
 def _moved(body: Sequence[Node], delta: Sequence[int]) -> list[Node]:
     """``body`` with its addresses (in :func:`addresses` order) moved by ``delta``."""
     out: list[Node] = []
-    at = 0
-    for b in body:
-        w = len(addresses(b))
-        d = delta[at:at + w]
-        at += w
+    for b, d in per_node(body, delta):
         if isinstance(b, Concrete):
             it = iter(d)
             out.append(Concrete(b.name, tuple((k, v + next(it)) if k in VARYING else (k, v) for k, v in b.attrs)))
