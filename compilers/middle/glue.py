@@ -73,23 +73,25 @@ def _widened(comp: Computation, name: str) -> str | None:
     return None
 
 
+def _relu_of(comp: Computation, ins: Instruction) -> Instruction | None:
+    """The operand of ``maximum(x, 0)`` (either order), else None."""
+    if ins.opcode != "maximum":
+        return None
+    x, z = ins.operands if _is_zero(comp, ins.operands[1]) else ins.operands[::-1]
+    return comp[x] if _is_zero(comp, z) else None
+
+
 def _match(comp: Computation, root: Instruction) -> tuple[str, str, bool] | None:
     """(A, B, relu) where ``root`` is the module doc's form, else None."""
-    relu = False
     cur = root
-    if cur.opcode == "maximum" and _dtype(cur) == "s8":            # ReLU of the int8 result
-        x, z = cur.operands if _is_zero(comp, cur.operands[1]) else cur.operands[::-1]
-        if not _is_zero(comp, z):
-            return None
-        relu, cur = True, comp[x]
+    inner = _relu_of(comp, cur) if _dtype(cur) == "s8" else None       # ReLU of the int8 result
+    relu = inner is not None
+    cur = inner or cur
     if cur.opcode != "convert" or _dtype(cur) != "s8":
         return None
     cur = comp[cur.operands[0]]
-    if cur.opcode == "maximum" and not relu:                           # ReLU after the clip
-        x, z = cur.operands if _is_zero(comp, cur.operands[1]) else cur.operands[::-1]
-        if not _is_zero(comp, z):
-            return None
-        relu, cur = True, comp[x]
+    if not relu and (inner := _relu_of(comp, cur)) is not None:        # ReLU after the clip
+        relu, cur = True, inner
     if cur.opcode != "clamp" or _dtype(cur) != "s32":
         return None
     lo, s, hi = cur.operands
