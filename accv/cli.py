@@ -145,6 +145,7 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, Compiled
     print the one-line summary; shared by ``compile`` and ``check``."""
     from compilers.compile import compile
     from compilers.errors import Unsupported
+    from compilers.partition.program import Partitioned
     from compilers.program import print_asm
     from compilers.targets import load_target, target_package
 
@@ -158,7 +159,8 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, Compiled
 
         cost = rtl_cost(acc, random_inputs(g, args.seed))
     try:
-        res = compile(g, acc, proofs=args.proofs, cost=cost, log=lambda m: print(f"accv: {m}", file=sys.stderr))
+        res = compile(g, acc, proofs=args.proofs, cost=cost, log=lambda m: print(f"accv: {m}", file=sys.stderr),
+                      host=not args.no_host)
     except Unsupported as e:
         if e.skipped:
             raise Unsupported(f"{e.reason} ({len(e.skipped)} rule instantiation(s) without a passing proof "
@@ -167,16 +169,21 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, Compiled
     prog = res.program
     out = Path(args.output) if args.output else Path("build") / "compile" / Path(args.file).stem / f"{acc.name}.asm"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(f"# {args.file} compiled for {acc.name} by accv compile\n" + print_asm(prog))
     extra = []
-    for suffix, text in target_package(acc.name).artifacts(prog, acc, Path(args.file).stem).items():
-        path = out.with_suffix(suffix)
-        path.write_text(text)
-        extra.append(str(path))
+    if isinstance(prog, Partitioned):
+        extra = _write_partitioned(args, prog, acc, out)
+    else:
+        out.write_text(f"# {args.file} compiled for {acc.name} by accv compile\n" + print_asm(prog))
+        for suffix, text in target_package(acc.name).artifacts(prog, acc, Path(args.file).stem).items():
+            path = out.with_suffix(suffix)
+            path.write_text(text)
+            extra.append(str(path))
     st = res.stats
     hbm_bytes = sum(acc.instructions[c.name].cost.hbm_bytes.eval(c.env) for c in prog.instructions)
     what = "RTL-measured" if cost is not None else "estimated"
-    print(f"{args.file}: {len(prog.instructions)} instructions for {acc.name}, {what} {res.cost:g} cycles, "
+    steps = (f" in {sum(s.accelerator for s in prog.steps)} accelerator step(s)" if isinstance(prog, Partitioned)
+             else "")
+    print(f"{args.file}: {len(prog.instructions)} instructions{steps} for {acc.name}, {what} {res.cost:g} cycles, "
           f"{hbm_bytes} HBM bytes moved, {len(prog.constants)} constant(s); compiled in {st.total * 1e3:.1f} ms "
           + (f"(+ {res.proofs.seconds:.1f} s proving {len(res.proofs.proved)} rule instantiation(s) at first use) "
              if res.proofs.proved else "")
@@ -185,6 +192,9 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, Compiled
     if st.times["gen"] >= 0.001:
         print(f"  of which {st.times['gen'] * 1e3:.1f} ms generated this process's rule instantiations and "
               "IR-to-ISA patterns for the kernel's types (first use; later compiles reuse them)")
+    if isinstance(prog, Partitioned):
+        for line in prog.split.lines():
+            print(f"  {line}")
     print(f"  -> {out}" + "".join(f", {e}" for e in extra))
     if getattr(args, "stats", False):
         print(f"  e-graph: {st.enodes} e-nodes, {st.eclasses} e-classes after {st.iterations} iteration(s); "
@@ -193,6 +203,39 @@ def _compile(args: argparse.Namespace):  # noqa: ANN202 (graph, target, Compiled
               f"{st.orders} order(s), {st.csp_failed} failed CSP(s)")
         print("  time (ms): " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in st.times.items()))
     return g, acc, res, out
+
+
+def _write_partitioned(args: argparse.Namespace, prog, acc, out: Path) -> list[str]:  # noqa: ANN001
+    """Write a partitioned program: its text (placement and every step) at ``out``, each
+    accelerator step's assembly (and the target's artifacts) as ``<out>.step<K>.asm``, each host
+    step's kernel as ``<out>.step<K>.hlo`` and the placement as ``<out>.placement.json``; returns
+    the paths written besides ``out``."""
+    import json
+
+    from compilers.partition.program import print_partitioned
+    from compilers.program import print_asm
+    from compilers.targets import target_package
+    from semantics.hlo_printer import print_hlo
+
+    out.write_text(f"# {args.file} compiled for {acc.name} by accv compile\n" + print_partitioned(prog))
+    written = []
+    for k, s in enumerate(prog.steps):
+        if s.program is not None:
+            path = out.with_name(f"{out.stem}.step{k}.asm")
+            path.write_text(f"# step {k} of {out.name}: reads ({', '.join(s.sub.inputs)}) gives "
+                            f"({', '.join(s.sub.outputs)})\n" + print_asm(s.program))
+            for suffix, text in target_package(acc.name).artifacts(s.program, acc, f"{Path(args.file).stem}_step{k}").items():
+                out.with_name(f"{out.stem}.step{k}{suffix}").write_text(text)
+        else:
+            path = out.with_name(f"{out.stem}.step{k}.hlo")
+            path.write_text(print_hlo(s.sub.graph))
+        written.append(str(path))
+    placement = out.with_suffix(".placement.json")
+    steps = [{"step": k, "kind": s.kind, "reads": list(s.sub.inputs), "gives": list(s.sub.outputs),
+              "operators": list(s.ops), "file": written[k]} for k, s in enumerate(prog.steps)]
+    placement.write_text(json.dumps({"target": acc.name, "kernel": args.file, **prog.split.as_dict(), "steps": steps},
+                                    indent=1) + "\n")
+    return [str(placement), f"{len(written)} step file(s) {out.stem}.step*"]
 
 
 def _run_check(args: argparse.Namespace, g, acc, prog, out: Path, backend_name: str) -> int:  # noqa: ANN001
@@ -209,6 +252,12 @@ def _run_check(args: argparse.Namespace, g, acc, prog, out: Path, backend_name: 
         return 1
     cycles = v.cycles.get(backend.name)
     cyc = "" if cycles is None else f"; {cycles} cycles"
+    runs = v.steps.get(backend.name, [])
+    if runs:
+        acc_c = [f"step {r.index}: {r.cycles} cycles" if r.cycles is not None else f"step {r.index}"
+                 for r in runs if r.kind == "accelerator"]
+        cyc += (f" on the accelerator ({', '.join(acc_c)}); host steps "
+                f"{1e3 * v.timings.get(f'host.{backend.name}', 0.0) / max(v.runs, 1):.1f} ms per set")
     informative = sum(r.share > 0 for r in v.sets)
     what = "check DEGENERATE" if v.degenerate else "check"
     print(f"  {what}: {v.runs} random input set(s) on {where} equal {v.contract}{cyc}; "
@@ -254,6 +303,10 @@ def _input_args(p: argparse.ArgumentParser, per: str, default_out: str) -> None:
     src.add_argument("--inputs", help=f"comma-separated .npy files, {per}")
     src.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--out", help=f"folder for the outputs (default {default_out})")
+
+
+_NO_HOST = ("compile the whole graph for the target or exit 3 (by default a graph the target cannot run whole is "
+            "partitioned: its accelerator regions compiled, the rest run by the host; the placement is printed)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -302,6 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rewrite rules fire only with a passing proof of their text: 'prove' (default) proves a "
                         "missing one at its first use and caches it under build/proofs; 'cached' uses cached "
                         "proofs only")
+    p.add_argument("--no-host", action="store_true", help=_NO_HOST)
     p.set_defaults(fn=cmd_compile)
 
     p = sub.add_parser("check", help="compile an HLO kernel and run it on a backend (simulator, command-stream "
@@ -321,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "estimates (default) or cycles measured on the Verilated RTL (gemmini, qkv)")
     p.add_argument("--proofs", choices=("prove", "cached"), default="prove",
                    help="as for compile: prove missing rule proofs at first use, or use cached proofs only")
+    p.add_argument("--no-host", action="store_true", help=_NO_HOST)
     p.set_defaults(fn=cmd_check)
 
     from .prove_cmd import add_parser as add_prove_parser

@@ -40,6 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="rule instantiations: prove a missing one at first use, as accv compile does (default; "
                         "outcomes then do not depend on what the proof cache holds), or cached proofs only")
     p.add_argument("--no-reduce", action="store_true", help="skip reducing new buckets")
+    p.add_argument("--no-host", action="store_true",
+                   help="no host partitioning: a graph the target cannot run whole is 'unsupported' (by default "
+                        "its accelerator regions are compiled and checked, the rest runs on the host)")
     p.add_argument("--no-report", action="store_true",
                    help="do not write the campaign's HTML page and Markdown summary (RUN.html, RUN.md; accv report)")
     p.add_argument("--rtl-coverage", action="store_true",
@@ -70,11 +73,12 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         args.minutes = 2.0
     ca = CampaignArgs(targets=targets, backends=_list(args.backend), cases=args.cases, minutes=args.minutes,
                       seed=args.seed, generators=_list(args.generator), max_nodes=args.max_nodes,
-                      timeout=args.timeout, proofs=args.proofs, rtl_coverage=args.rtl_coverage)
+                      timeout=args.timeout, proofs=args.proofs, rtl_coverage=args.rtl_coverage,
+                      host=not args.no_host)
     res = run_campaign(ca, args.db, workers=args.workers, scheduler=args.scheduler,
                        progress=sys.stderr.isatty())
     if not args.no_reduce:
-        triage(args.db, res.campaign, ca.backends, ca.proofs, in_process=args.workers <= 0)
+        triage(args.db, res.campaign, ca.backends, ca.proofs, in_process=args.workers <= 0, host=ca.host)
     cmp = compare_with_previous(args.db, res.campaign)
     what = "resumed" if res.resumed else "ran"
     print(f"accv fuzz: campaign {res.campaign} {what}: {res.new_cases} new case(s) in {res.seconds:.0f} s; "

@@ -38,7 +38,9 @@ __all__ = ["coverage", "evaluate_graph", "replay"]
 
 def coverage(graph: Graph, target: str, program: Any | None) -> dict[str, Any]:
     """``ops``: the graph's operator:dtype pairs; with a program, ``instructions`` (uses per
-    instruction) and ``alpha`` (each instruction.attribute=value of its α domain used)."""
+    instruction) and ``alpha`` (each instruction.attribute=value of its α domain used); with a
+    partitioned one, ``placement`` (:meth:`compilers.partition.program.Split.as_dict`: the shares
+    on the accelerator, the bytes handed over, each host operator and why)."""
     ops = sorted({f"{i.opcode}:{i.type.dtype.name}" for i in graph.entry.instructions
                   if i.opcode not in ("parameter", "constant") and isinstance(i.type, TensorType)})
     cov: dict[str, Any] = {"ops": ops}
@@ -50,14 +52,19 @@ def coverage(graph: Graph, target: str, program: Any | None) -> dict[str, Any]:
             dom = dict(acc.instructions[c.name].alpha_domain) if c.name in acc.instructions else {}
             alphas |= {f"{c.name}.{k}={v}" for k, v in c.attrs if k in dom}
         cov["alpha"] = sorted(alphas)
+        split = getattr(program, "split", None)
+        if split is not None:
+            cov["placement"] = split.as_dict()
     return cov
 
 
 def evaluate_graph(target: str, graph: Graph, backends: Sequence[str] = (), seed: int = 0, proofs: str = "prove",
-                   sets: Sequence[InputSet] | None = None) -> Verdict:
+                   sets: Sequence[InputSet] | None = None, host: bool = False) -> Verdict:
     """The verdict of ``graph`` on ``target`` (module doc): ``backends`` names program backends and
     graph oracles (none: every available backend, :func:`check.oracles.split_backends`); ``sets``
-    replaces the plan's three sets of ``seed`` (a reducer's, a replay's)."""
+    replaces the plan's three sets of ``seed`` (a reducer's, a replay's); ``host``: a graph the
+    target cannot run whole is partitioned (its accelerator regions checked, ``unsupported`` only
+    where nothing can be offloaded)."""
     programs, graph_oracles = split_backends(target, backends)
     skipped = {o: why for o in graph_oracles if (why := graph_oracle_unavailable(o, graph)) is not None}
     timings: dict[str, float] = {}
@@ -68,7 +75,7 @@ def evaluate_graph(target: str, graph: Graph, backends: Sequence[str] = (), seed
         if found is not None:
             found.skipped = skipped
             return found
-    v = _compile_and_check(target, graph, programs, seed, proofs, plan)
+    v = _compile_and_check(target, graph, programs, seed, proofs, plan, host)
     v.timings.update(timings)
     v.skipped = skipped
     return v
@@ -100,13 +107,13 @@ def _graph_oracles(graph: Graph, names: list[str], plan: list[InputSet], timings
 
 
 def _compile_and_check(target: str, graph: Graph, names: tuple[str, ...], seed: int, proofs: str,
-                       plan: list[InputSet] | None) -> Verdict:
+                       plan: list[InputSet] | None, host: bool = False) -> Verdict:
     from compilers.compile import compile
     from compilers.errors import Unsupported
 
     t0 = time.perf_counter()
     try:
-        res = compile(graph, target, proofs=proofs)
+        res = compile(graph, target, proofs=proofs, host=host)
     except Unsupported as e:
         v = Verdict("unsupported", "compile", reason=e.reason, timings={"compile": time.perf_counter() - t0})
         v.coverage = coverage(graph, target, None)
@@ -135,4 +142,4 @@ def replay(folder: str | Path, backends: Sequence[str] = ()) -> Verdict:
         xs = [load_input(folder / f"input{k}.npy", t, k) for k, t in enumerate(g.param_types)]  # type: ignore[arg-type]
         sets = given([xs], "replay")
     names = tuple(backends) or ((meta["backend"],) if meta.get("backend") else ())
-    return evaluate_graph(meta["target"], g, names, int(meta["seed"]), sets=sets)
+    return evaluate_graph(meta["target"], g, names, int(meta["seed"]), sets=sets, host=bool(meta.get("host", False)))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from compilers.contract import EXACT, Contract
+from compilers.partition.program import Partitioned
 from compilers.program import Program, read_outputs
 from semantics.compare import CompareResult, Mismatch, compare
 
@@ -53,11 +54,12 @@ class Policy:
     floats: bool = True         # some output is a float (only there can NaN bits differ)
 
     @classmethod
-    def of(cls, program: Program, backend: object) -> Policy:
+    def of(cls, program: Program | Partitioned, backend: object) -> Policy:
         """The policy for ``program`` on ``backend`` (a backend object or class: its ``nan_bits``
         says whether it observes NaN bits as the reference models them; default yes)."""
         observes = bool(getattr(backend, "nan_bits", True))
-        floats = any(pl.type.dtype.is_float for pl in program.outputs) if program.outputs else True
+        types = program.output_types
+        floats = any(t.dtype.is_float for t in types) if types else True
         return cls(program.contract, nan_bits_checked(program.contract, observes), floats)
 
     def describe(self) -> str:

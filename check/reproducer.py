@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from compilers.partition.program import Partitioned, print_partitioned
 from compilers.program import Program, print_asm
 from semantics.hlo_printer import print_hlo
 from semantics.ir import Graph
@@ -40,7 +41,7 @@ REPLAY = "accv fuzz --replay {folder}"
 
 
 def write_reproducer(folder: Path, target: str, graph: Graph, verdict: Verdict, seed: int, *,
-                     program: Program | None = None, signature: str | None = None,
+                     program: Program | Partitioned | None = None, signature: str | None = None,
                      reduced: tuple[int, int, int] | None = None) -> str:
     """Write the reproducer of ``verdict`` (a failure of ``graph`` on ``target``) into ``folder``
     (replaced if it exists); ``reduced``: (operators before, after, input elements zeroed) of a
@@ -58,10 +59,11 @@ def write_reproducer(folder: Path, target: str, graph: Graph, verdict: Verdict, 
         for k, a in enumerate(arrays or ()):
             save_output(folder / f"{name}{k}.npy", np.asarray(a))
     if program is not None:
-        (folder / "program.asm").write_text(print_asm(program))
+        (folder / "program.asm").write_text(print_partitioned(program) if isinstance(program, Partitioned)
+                                            else print_asm(program))
     meta: dict[str, Any] = {"target": target, "backend": backend, "seed": seed, "signature": signature,
                             "inputs": None if xs is None else len(xs), "outcome": verdict.outcome,
-                            "reason": verdict.reason}
+                            "reason": verdict.reason, "host": isinstance(program, Partitioned)}
     if reduced is not None:
         meta.update(operators_before=reduced[0], operators_after=reduced[1], inputs_zeroed=reduced[2])
     (folder / "replay.json").write_text(json.dumps(meta, indent=1) + "\n")

@@ -25,6 +25,8 @@ import numpy as np
 
 from compilers.backend import Backend
 from compilers.isa import Accelerator
+from compilers.partition.program import Partitioned
+from compilers.partition.run import run_program
 from compilers.program import Program
 from semantics.informative import describe
 from semantics.interp import evaluate
@@ -61,7 +63,7 @@ def _backends(acc: Accelerator, backend: str | Backend | Sequence[str | Backend]
     return [get_backend(acc, b) if isinstance(b, str) else b for b in items]
 
 
-def check_program(graph: Graph, acc: Accelerator, program: Program, n: int = 3, seed: int = 0, *,
+def check_program(graph: Graph, acc: Accelerator, program: Program | Partitioned, n: int = 3, seed: int = 0, *,
                   backend: str | Backend | Sequence[str | Backend] = "sim",
                   inputs: Sequence[Sequence[np.ndarray]] = (), sets: Sequence[InputSet] | None = None,
                   repro_dir: Path | None = None) -> Verdict:
@@ -90,7 +92,7 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int = 3, 
         for b in runners:
             t1 = time.perf_counter()
             try:
-                got = b.run(program, s.inputs)
+                got = run_program(b, program, s.inputs)
             except Exception as e:  # noqa: BLE001 - a program that breaks a backend is a finding
                 v.timings[f"run.{b.name}"] = v.timings.get(f"run.{b.name}", 0.0) + time.perf_counter() - t1
                 _fail(v, "backend-crash", f"run.{b.name}", crash_symptom(e),
@@ -98,8 +100,13 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int = 3, 
                 _write(v, repro_dir, acc, graph, seed, program)
                 return v
             v.timings[f"run.{b.name}"] = v.timings.get(f"run.{b.name}", 0.0) + time.perf_counter() - t1
+            if got.steps:
+                host_s = sum(r.seconds for r in got.steps if r.kind == "host")
+                v.timings[f"host.{b.name}"] = v.timings.get(f"host.{b.name}", 0.0) + host_s
             if i == 0:
                 v.cycles[b.name] = got.cycles
+                if got.steps:
+                    v.steps[b.name] = got.steps
             j = judge(ref, got.outputs, s.inputs, Policy.of(program, b))
             report.text += j.note
             if not j.ok:
@@ -115,7 +122,8 @@ def check_program(graph: Graph, acc: Accelerator, program: Program, n: int = 3, 
     return v
 
 
-def _write(v: Verdict, repro_dir: Path | None, acc: Accelerator, graph: Graph, seed: int, program: Program) -> None:
+def _write(v: Verdict, repro_dir: Path | None, acc: Accelerator, graph: Graph, seed: int,
+           program: Program | Partitioned) -> None:
     if repro_dir is not None:
         from .reproducer import write_reproducer
 

@@ -66,7 +66,7 @@ class SetReport:
 class Verdict:
     """A check's conclusion (module doc). Stored by a campaign: ``outcome``, ``stage``,
     ``symptom``, ``reason``, ``timings`` (seconds: ``compile``, ``compile.M1``.., ``reference``,
-    ``run.BACKEND``), ``cycles`` (per backend, of the first input set; None where a backend
+    ``run.BACKEND``; ``host.BACKEND``: a partitioned program's host steps within it), ``cycles`` (per backend, of the first input set; None where a backend
     measures none), ``informative`` (the first set's share), ``informative_sets``, ``coverage``
     (operators, instructions, alpha values; ``unsupported``: the operator) and ``skipped`` (graph
     oracles not run, with the reason)."""
@@ -90,6 +90,7 @@ class Verdict:
     sets: list[SetReport] = field(default_factory=list)
     contract: str = "the reference"             # what the outputs were held to (compilers.contract)
     reproducer: Path | None = None
+    steps: dict[str, list[Any]] = field(default_factory=dict)   # a partitioned program's StepRuns per backend (first set)
 
     @property
     def ok(self) -> bool:

@@ -24,7 +24,7 @@ from semantics.errors import AccvError
 from .isa import Accelerator
 from .program import Program
 
-__all__ = ["Backend", "BackendKind", "BackendUnavailable", "RunResult"]
+__all__ = ["Backend", "BackendKind", "BackendUnavailable", "RunResult", "StepRun"]
 
 
 class BackendUnavailable(AccvError):
@@ -35,13 +35,27 @@ class BackendUnavailable(AccvError):
 
 
 @dataclass
+class StepRun:
+    """One step of a partitioned program's run: its index and kind, the cycles of an accelerator
+    step (None where the backend has no notion of time) and the seconds of a host step."""
+
+    index: int
+    kind: str
+    cycles: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
 class RunResult:
     """A program's outputs (in index order), the cycles it took where the backend measures or
-    estimates them (``None`` where it has no notion of time), and a few log lines."""
+    estimates them (``None`` where it has no notion of time; for a partitioned program the sum
+    over its accelerator steps), a few log lines and, for a partitioned program, each step's run
+    (host work separately from the accelerator's cycles)."""
 
     outputs: list[np.ndarray]
     cycles: int | None
     log: list[str] = field(default_factory=list)
+    steps: list[StepRun] = field(default_factory=list)
 
 
 class Backend(Protocol):

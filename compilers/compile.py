@@ -95,7 +95,7 @@ class Compiled:
 def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
             cost: Callable[[Program], float] | None = None, rules: IrRules | None = None,
             log: Callable[[str], None] | None = None, n: float = 2.0, max_iters: int = 12,
-            time_budget: float = 60.0) -> Compiled:
+            time_budget: float = 60.0, host: bool = False, host_budget: float = 120.0) -> Compiled:
     """Compile ``graph`` for ``target`` (a name or a description) through the middle end and Act
     (module doc).
 
@@ -106,10 +106,13 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
         rules: a rule set of one's own instead (tests of the gate, injected rules).
         log: receives the proof gate's lines ("proving ... (first use)") during this compile.
         n, max_iters, time_budget: Act's stop (:func:`compilers.act.driver.compile_graph`).
+        host: where the target cannot run the whole graph, partition it (:mod:`compilers.partition`):
+            the program is then a :class:`~compilers.partition.program.Partitioned` of accelerator
+            programs and host steps; ``host_budget`` bounds the partitioner's seconds.
 
     Raises:
-        Unsupported: the target cannot run the kernel; ``skipped`` names the rule
-            instantiations the gate refused meanwhile.
+        Unsupported: the target cannot run the kernel (with ``host``: no region of it); ``skipped``
+            names the rule instantiations the gate refused meanwhile.
     """
     from .middle.compile import compile_tiled
     from .middle.schedule import TileError
@@ -143,13 +146,41 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
         else:
             res = compile_graph(graph, acc, cost, n, max_iters, rules, time_budget)
     except Unsupported as e:
-        raise Unsupported(e.why, skipped=use().skipped) from None
+        if not host:
+            raise Unsupported(e.why, skipped=use().skipped) from None
+        gate.log = old_log
+        return _partitioned(graph, acc, e, cost, rules, log, n, max_iters, time_budget, host_budget, use)
     finally:
         gate.log = old_log
     program = res.program
     if program.contract is EXACT and not _all_exact(acc):
         program = replace(program, contract=of_instructions(acc, program.instructions, len(program.outputs)))
     return Compiled(program, acc, res.cost, res.stats, res.pii_count, use())
+
+
+def _partitioned(graph: Graph, acc: Accelerator, whole: Unsupported, cost: Callable[[Program], float] | None,
+                 rules: IrRules, log: Callable[[str], None] | None, n: float, max_iters: int, time_budget: float,
+                 host_budget: float, use: Callable[[], ProofUse]) -> Compiled:
+    """``graph`` partitioned between ``acc`` and the host (``whole``: why ``acc`` cannot run it
+    whole); each region compiled by :func:`compile` without ``host``."""
+    import time
+
+    from .partition.search import partition
+
+    t0 = time.perf_counter()
+
+    def region(g: Graph) -> Program:
+        return compile(g, acc, rules=rules, cost=cost, log=log, n=n, max_iters=max_iters,
+                       time_budget=time_budget).program
+
+    try:
+        p = partition(graph, acc.name, region, whole, host_budget)
+    except Unsupported as e:
+        raise Unsupported(e.why, skipped=use().skipped) from None
+    price = cost or default_cost(acc)
+    seconds = time.perf_counter() - t0
+    stats = Stats(total=seconds, best_at=seconds, candidates=1)
+    return Compiled(p, acc, sum(price(q) for q in p.programs), stats, 0, use())  # type: ignore[arg-type]
 
 
 def _all_exact(acc: Accelerator) -> bool:

@@ -82,6 +82,11 @@ class Program:
     def __len__(self) -> int:
         return len(self.instructions)
 
+    @property
+    def output_types(self) -> tuple[TensorType, ...]:
+        """The outputs' types, in index order."""
+        return tuple(pl.type for pl in sorted(self.outputs, key=lambda p: p.index))
+
 
 def print_asm(p: Program) -> str:
     from semantics.hlo_printer import format_type
@@ -134,6 +139,9 @@ def parse_asm(text: str, filename: str = "<asm>") -> Program:
             kw = parts[0]
             try:
                 if kw == ".target" and len(parts) == 2:
+                    if target:
+                        raise AsmError("a second '.target': a partitioned program's text is not one program "
+                                       "(each accelerator step's assembly is its own file)", loc)
                     target = parts[1]
                 elif kw in (".input", ".output") and len(parts) == 4 and parts[2].startswith("@"):
                     pl = Placement(int(parts[1]), int(parts[2][1:], 0), _parse_type(parts[3], loc))

@@ -54,6 +54,7 @@ class CampaignArgs:
     timeout: float = 120.0
     proofs: str = "prove"
     rtl_coverage: bool = False              # collect Verilator line/toggle coverage of the rtl backend's runs
+    host: bool = True                       # partition a graph the target cannot run whole (False: --no-host)
 
     def identity(self) -> dict:
         """What makes two runs the same campaign (the resume key): everything but the wall time
@@ -69,7 +70,7 @@ class CampaignArgs:
 
         gens = self.generators or CAMPAIGN_GENERATORS.get(target, ("nnsmith", "gen"))
         return CaseSpec(target, self.seed + i, gens[i % len(gens)], be, self.max_nodes,
-                        self.proofs, coverage_folder)
+                        self.proofs, coverage_folder, self.host)
 
 
 def _offers(target: str, backend: str) -> bool:

@@ -36,6 +36,7 @@ class CaseSpec:
     max_nodes: int = 5
     proofs: str = "prove"                # "prove": prove a missing rule instantiation at first use (as accv compile); "cached": only proven ones
     rtl_coverage: str | None = None      # collect RTL coverage into this folder (fuzz/rtl_coverage.py)
+    host: bool = False                   # partition a graph the target cannot run whole (compilers.partition)
 
 
 def warm(targets: tuple[str, ...], backends: tuple[str, ...] = (), rtl_coverage: bool = False) -> dict[str, float]:
@@ -112,6 +113,6 @@ def _run_case(spec: CaseSpec) -> Case:
     from check.evaluate import evaluate_graph
 
     gen_s = time.perf_counter() - t0
-    v = evaluate_graph(spec.target, graph, spec.backends, spec.seed, spec.proofs)
+    v = evaluate_graph(spec.target, graph, spec.backends, spec.seed, spec.proofs, host=spec.host)
     v.timings = {k: round(x, 6) for k, x in {"gen": gen_s, **v.timings, "total": time.perf_counter() - t0}.items()}
     return Case(spec.target, spec.seed, spec.generator, v, text)

@@ -124,17 +124,18 @@ class Reduced:
 
 
 def reduce_case(target: str, graph: Graph, backends: tuple[str, ...], seed: int, proofs: str = "prove",
-                budget_s: float = 120.0) -> Reduced | None:
-    """Reduce a failing graph (module docstring); None when it does not fail (any more)."""
+                budget_s: float = 120.0, host: bool = False) -> Reduced | None:
+    """Reduce a failing graph (module docstring); None when it does not fail (any more). ``host``:
+    compile with host partitioning, as the campaign that found it did."""
     t0 = time.monotonic()
-    first = evaluate_graph(target, graph, backends, seed, proofs)
+    first = evaluate_graph(target, graph, backends, seed, proofs, host=host)
     sig = first.signature(target)
     if sig is None:
         return None
 
     def same(g: Graph, sets: list[InputSet] | None = None) -> Verdict | None:
         try:
-            v = evaluate_graph(target, g, backends, seed, proofs, sets=sets)
+            v = evaluate_graph(target, g, backends, seed, proofs, sets=sets, host=host)
         except Exception:  # noqa: BLE001 - a reduced graph the reference cannot evaluate does not reproduce
             return None
         return v if v.signature(target) == sig else None

@@ -22,13 +22,14 @@ __all__ = ["Comparison", "compare_with_previous", "triage"]
 
 
 def _reduce_job(target: str, text: str, backends: tuple[str, ...], seed: int, proofs: str,
-                budget: float) -> Reduced | None:
-    return reduce_case(target, parse_hlo(text), backends, seed, proofs, budget)
+                budget: float, host: bool = False) -> Reduced | None:
+    return reduce_case(target, parse_hlo(text), backends, seed, proofs, budget, host)
 
 
 def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs: str = "prove",
-           budget_s: float = 120.0, in_process: bool = False) -> list[dict]:
-    """Reduce and write a reproducer for each bucket of ``campaign`` that lacks one; returns the
+           budget_s: float = 120.0, in_process: bool = False, host: bool = False) -> list[dict]:
+    """Reduce and write a reproducer for each bucket of ``campaign`` that lacks one (``host``: its
+    cases were compiled with host partitioning, and so are the reductions); returns the
     campaign's buckets (store rows) afterwards."""
     from check.verdict import Verdict
 
@@ -40,7 +41,7 @@ def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs
             graph = store.case_graph(b["campaign"], b["target"], b["seed"])
             if graph is None:
                 continue
-            args = (b["target"], graph, backends, int(b["seed"]), proofs, budget_s)
+            args = (b["target"], graph, backends, int(b["seed"]), proofs, budget_s, host)
             red: Reduced | None
             try:
                 if in_process:
