@@ -325,6 +325,8 @@ class _Pass:
             x = self.new[o]
             if x in views:
                 new_ops.append(x.operands[0])
+            elif x.tensor_type.rank == 0 and ins.tensor_type.rank > 0:
+                new_ops.append(o)       # a clamp's scalar bound applies to any shape as it is
             elif _bcast_const(x, self.new):
                 new_ops.append(self._emit(self._fresh(f"{o}.s"), "broadcast", (x.operands[0],), Attrs.of(dimensions=()),
                                           TensorType(x.tensor_type.dtype, shape), ins))

@@ -80,6 +80,25 @@ def test_an_unchanged_graph_is_returned_as_is() -> None:
     assert c.graph is g and not c.changed
 
 
+def test_clamp_with_scalar_bounds_sinks_past_a_dot_view() -> None:
+    """An elementwise clamp of a dot's result read through a view keeps its scalar bounds as
+    they are when it moves before the view (a campaign found the sink reshaping f32[] to the
+    dot's shape: a compile crash)."""
+    g = parse_hlo("""HloModule s
+ENTRY main {
+  p0 = f32[1,1] parameter(0)
+  p1 = f32[13,1] parameter(1)
+  dot.1 = f32[13,1] dot(p1, p0), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  transpose.2 = f32[1,13] transpose(dot.1), dimensions={1,0}
+  reshape.3 = f32[13] reshape(transpose.2)
+  lo = f32[] constant(-26.0)
+  hi = f32[] constant(94.0)
+  ROOT clamp.6 = f32[13] clamp(lo, reshape.3, hi)
+}""")
+    c = canonicalize(g, rules_for(load_target("amx")).gate)
+    _same(g, c.graph)
+
+
 _MOVES = st.sampled_from(["reshape", "transpose", "broadcast", "copy"])
 
 
