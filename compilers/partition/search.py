@@ -46,7 +46,7 @@ from ..program import Program
 from .graphs import GraphView, type_text
 from .program import HostOp, Partitioned, Split, Step, composite_contract
 
-__all__ = ["Objective", "objective", "partition"]
+__all__ = ["Objective", "objective", "partition", "plan"]
 
 #: compiles a region's kernel, or raises Unsupported
 CompileFn = Callable[[Graph], Program]
@@ -241,19 +241,19 @@ def _worse_on_acc(view: GraphView, compiled: dict[tuple[str, ...], Program], reg
     return sum(_handed(view, off)) < sum(_handed(view, on))
 
 
-def _assemble(view: GraphView, target: str, compiled: dict[tuple[str, ...], Program],
-              host: dict[str, str]) -> Partitioned:
-    """The steps in an order the values allow: regions and host operators topologically sorted
-    (ties by the graph's order), consecutive host operators one host step; graph outputs that are
-    free values computed by a last host step."""
-    region_of = {n: k for k, r in enumerate(compiled) for n in r}
-    regions = list(compiled)
-    parts: dict[object, set[str]] = {}
+def plan(view: GraphView, regions: list[tuple[str, ...]]) -> list[Step]:
+    """The steps of placing ``regions`` on the accelerator and every other placeable operator on
+    the host, in an order the values allow: regions and host operators topologically sorted (ties
+    by the graph's order), consecutive host operators one host step; a first host step makes the
+    materialized constants, a last one the graph's outputs that are free values. The accelerator
+    steps have no program yet. (Raises AssertionError where the regions are not orderable.)"""
+    region_of = {n: k for k, r in enumerate(regions) for n in r}
+    parts: dict[tuple[str, object], set[str]] = {}
     for n in view.placeable:
         parts.setdefault(("r", region_of[n]) if n in region_of else ("h", n), set()).add(n)
     key_of = {n: k for k, ms in parts.items() for n in ms}
-    indeg = {k: 0 for k in parts}
-    succ: dict[object, set[object]] = {k: set() for k in parts}
+    indeg = dict.fromkeys(parts, 0)
+    succ: dict[tuple[str, object], set[tuple[str, object]]] = {k: set() for k in parts}
     for n in view.placeable:
         for u in view.users[n]:
             a, b = key_of[n], key_of[u]
@@ -262,7 +262,7 @@ def _assemble(view: GraphView, target: str, compiled: dict[tuple[str, ...], Prog
                 indeg[b] += 1
     first = {k: min(view.position[n] for n in ms) for k, ms in parts.items()}
     ready = sorted((k for k, d in indeg.items() if d == 0), key=first.__getitem__)
-    order: list[object] = []
+    order: list[tuple[str, object]] = []
     while ready:
         k = ready.pop(0)
         order.append(k)
@@ -271,7 +271,7 @@ def _assemble(view: GraphView, target: str, compiled: dict[tuple[str, ...], Prog
             if indeg[u] == 0:
                 ready.append(u)
         ready.sort(key=first.__getitem__)
-    assert len(order) == len(parts), "the partitioner's regions are not orderable"
+    assert len(order) == len(parts), "the regions are not orderable"
     steps: list[Step] = []
     pending: list[str] = []
 
@@ -282,20 +282,27 @@ def _assemble(view: GraphView, target: str, compiled: dict[tuple[str, ...], Prog
             steps.append(Step("host", sub, tuple(names)))
             pending.clear()
 
-    if view.materialized:       # constants the matrix instructions read from DRAM, made first
-        mats = sorted(view.materialized, key=lambda n: [i.name for i in view.comp.instructions].index(n))
+    if view.materialized:
+        where = {i.name: k for k, i in enumerate(view.comp.instructions)}
+        mats = sorted(view.materialized, key=where.__getitem__)
         steps.append(Step("host", view.subgraph([], "constants", mats), ()))
-    for k in order:
-        if k[0] == "h":  # type: ignore[index]
-            pending.append(k[1])  # type: ignore[index]
+    for kind, x in order:
+        if kind == "h":
+            pending.append(str(x))
             continue
         flush()
-        region = regions[k[1]]  # type: ignore[index]
-        sub = view.subgraph(region, f"step{len(steps)}")
-        prog = compiled[region]
-        steps.append(Step("accelerator", sub, region, prog))
-    free_outputs = tuple(dict.fromkeys(n for n in view.outputs if n in view.free))
-    flush(free_outputs)
+        region = regions[int(x)]  # type: ignore[call-overload]
+        steps.append(Step("accelerator", view.subgraph(region, f"step{len(steps)}"), region))
+    flush(tuple(dict.fromkeys(n for n in view.outputs if n in view.free)))
+    return steps
+
+
+def _assemble(view: GraphView, target: str, compiled: dict[tuple[str, ...], Program],
+              host: dict[str, str]) -> Partitioned:
+    """The :class:`Partitioned` program of the compiled regions (:func:`plan`), its placement
+    summary and contract."""
+    regions = list(compiled)
+    steps = [Step(s.kind, s.sub, s.ops, compiled[s.ops]) if s.accelerator else s for s in plan(view, regions)]
     on_acc = {n: k for k, r in enumerate(regions) for n in r}
     to_acc, to_host = _handed(view, on_acc)
     hosted = [n for n in view.placeable if n not in on_acc]

@@ -1,0 +1,194 @@
+"""Host partitioning (compilers/partition): the steps of any placement evaluate to the graph, the
+partitioner's programs check on every backend, a crafted graph gets its best partition, and the
+whole-graph rule stays where asked."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from check.backends import backends_for, unavailable
+from check.run import check_program
+from compilers.compile import compile
+from compilers.errors import Unsupported
+from compilers.partition.graphs import GraphView
+from compilers.partition.program import Partitioned, walk
+from compilers.partition.search import _handed, _Search, objective, plan
+from compilers.targets import load_target
+from fuzz.opsets import OPSETS
+from semantics.gen import random_graph
+from semantics.hlo_parser import parse_file, parse_hlo
+from semantics.inputs import random_inputs
+from semantics.interp import evaluate
+
+CRAFTED = Path(__file__).parent / "data" / "partition_crafted.hlo"
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), hosts=st.integers(0, 2**31 - 1))
+def test_any_placement_evaluates_to_the_graph(seed: int, hosts: int) -> None:
+    """Any host set, the regions formed around it and the steps planned from them give the
+    graph's outputs bit for bit when every step is evaluated (the decomposition is exact)."""
+    g = random_graph(seed, max_ops=8)
+    view = GraphView(g)
+    s = _Search(view, lambda _g: None, 1.0)  # type: ignore[arg-type, return-value]
+    rng = np.random.default_rng(hosts)
+    for n in view.placeable:
+        if rng.random() < 0.3:
+            s.host[n] = "drawn"
+    regions = [tuple(r) for r in s.regions()]
+    steps = plan(view, regions)
+    assert sorted(n for st_ in steps for n in st_.ops) == sorted(view.placeable)
+    p = Partitioned("none", g, tuple(steps), None)  # type: ignore[arg-type]
+    xs = random_inputs(g, seed % 1000)
+    with np.errstate(all="ignore"):
+        want = evaluate(g, xs)
+        got, _ = walk(p, xs, lambda step, ins: (evaluate(step.sub.graph, ins), None))
+    assert len(got) == len(want) and all(_same(a, b) for a, b in zip(got, want, strict=True))
+
+
+def _second(target: str) -> list[str]:
+    return [b for b in backends_for(target) if b not in ("native",) and unavailable(target, b) is None
+            and b != "rtl"]
+
+
+@pytest.mark.parametrize("target", ["gemmini", "amx", "qkv"])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6))
+def test_random_graph_partition_checks_on_every_backend(target: str, seed: int) -> None:
+    """A random graph of the target's campaign operators, partitioned where the target cannot
+    run it whole, equals the reference on the simulator and the target's other backends (rtl in
+    the slow test below)."""
+    n = max(k for t, k in OPSETS if t == target)
+    o = OPSETS[(target, n)]
+    g = random_graph(seed, ops=o.ops.split(","), dtypes=o.dtypes.split(","), max_ops=6)
+    try:
+        res = compile(g, target, host=True, proofs="cached")
+    except Unsupported:
+        return      # nothing of it compiles for the target: the whole-graph rule's exit 3
+    v = check_program(g, res.acc, res.program, 2, seed, backend=_second(target))
+    assert v.ok, v.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gemmini", "qkv"])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6))
+def test_random_graph_partition_checks_on_rtl(target: str, seed: int) -> None:
+    why = unavailable(target, "rtl")
+    if why is not None:
+        pytest.skip(why)
+    o = OPSETS[(target, 2)]
+    g = random_graph(seed, ops=o.ops.split(","), dtypes=o.dtypes.split(","), max_ops=6)
+    try:
+        res = compile(g, target, host=True, proofs="cached")
+    except Unsupported:
+        return
+    v = check_program(g, res.acc, res.program, 1, seed, backend="rtl")
+    assert v.ok, v.reason
+
+
+def test_crafted_graph_gets_its_best_partition() -> None:
+    """dot -> reduce -> broadcast -> dot -> wraparound add on Gemmini: both dots on the array, the
+    reduce and the add (no Gemmini instruction computes them) on the host, and the broadcast on the
+    accelerator, where 16 bytes (the reduce's row) are handed over instead of its 256-byte
+    broadcast. The exhaustive search of the slow test below finds no better placement."""
+    g = parse_file(CRAFTED)
+    res = compile(g, "gemmini", host=True, proofs="cached")
+    p = res.program
+    assert isinstance(p, Partitioned)
+    s = p.split
+    assert (s.macs_acc, s.macs_total) == (8192, 8192)
+    assert {h.name for h in s.host} == {"r", "d"}
+    assert (s.bytes_to_acc, s.bytes_to_host) == (16, 512)
+    assert [st_.kind for st_ in p.steps] == ["accelerator", "host", "accelerator", "accelerator", "host"]
+    v = check_program(g, res.acc, p, 3, 0, backend=["sim", "stream"])
+    assert v.ok and v.outcome == "pass", v.reason
+    assert compile(g, "gemmini", host=True, proofs="cached").program.split == s     # deterministic
+
+
+@pytest.mark.slow
+def test_crafted_partition_is_the_exhaustive_best() -> None:
+    """Every placement of the crafted graph's operators (every set partition, every block on
+    either side, the accelerator blocks those that compile and order) scored by the objective:
+    none beats the partitioner's."""
+    g = parse_file(CRAFTED)
+    view = GraphView(g)
+    acc = load_target("gemmini")
+    ops = list(view.placeable)
+    compiles: dict[frozenset[str], bool] = {}
+
+    def ok(block: frozenset[str]) -> bool:
+        if block not in compiles:
+            try:
+                compile(view.subgraph(sorted(block, key=view.position.__getitem__), "b").graph, acc, proofs="cached")
+                compiles[block] = True
+            except Unsupported:
+                compiles[block] = False
+        return compiles[block]
+
+    def set_partitions(xs: list[str]):  # noqa: ANN202
+        if not xs:
+            yield []
+            return
+        first, rest = xs[0], xs[1:]
+        for p in set_partitions(rest):
+            for k in range(len(p)):
+                yield p[:k] + [[first] + p[k]] + p[k + 1:]
+            yield [[first]] + p
+
+    best = None
+    for blocks in set_partitions(ops):
+        for sides in itertools.product((False, True), repeat=len(blocks)):
+            regions = [tuple(sorted(b, key=view.position.__getitem__)) for b, on in zip(blocks, sides, strict=True) if on]
+            if not all(ok(frozenset(r)) for r in regions):
+                continue
+            try:
+                plan(view, regions)
+            except AssertionError:
+                continue
+            on_acc = {n: k for k, r in enumerate(regions) for n in r}
+            score = objective(view, set(on_acc), sum(_handed(view, on_acc)))
+            best = score if best is None else max(best, score)
+    p = compile(g, acc, host=True, proofs="cached").program
+    got = objective(view, {n for s in p.steps if s.accelerator for n in s.ops},
+                    p.split.bytes_to_acc + p.split.bytes_to_host)
+    assert got == best
+
+
+def test_whole_graph_rule_without_host() -> None:
+    g = parse_file(CRAFTED)
+    with pytest.raises(Unsupported, match="no instruction computes"):
+        compile(g, "gemmini", proofs="cached")
+
+
+def test_nothing_to_offload_is_unsupported() -> None:
+    """A graph of which no region compiles keeps the compiler's exit 3, with both reasons."""
+    g = parse_hlo("""HloModule w
+ENTRY e {
+  a = s8[16,16] parameter(0)
+  b = s8[16,16] parameter(1)
+  ROOT c = s8[16,16] add(a, b)
+}""")
+    with pytest.raises(Unsupported, match="nothing else to offload"):
+        compile(g, "gemmini", host=True, proofs="cached")
+
+
+def test_whole_graph_that_compiles_is_not_partitioned() -> None:
+    g = parse_hlo("""HloModule d
+ENTRY e {
+  a = s8[16,16] parameter(0)
+  b = s8[16,16] parameter(1)
+  ROOT d = s8[16,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}""")
+    assert not isinstance(compile(g, "gemmini", host=True, proofs="cached").program, Partitioned)
