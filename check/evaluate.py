@@ -52,9 +52,10 @@ def coverage(graph: Graph, target: str, program: Any | None) -> dict[str, Any]:
             dom = dict(acc.instructions[c.name].alpha_domain) if c.name in acc.instructions else {}
             alphas |= {f"{c.name}.{k}={v}" for k, v in c.attrs if k in dom}
         cov["alpha"] = sorted(alphas)
+        from compilers.partition.program import whole_split
+
         split = getattr(program, "split", None)
-        if split is not None:
-            cov["placement"] = split.as_dict()
+        cov["placement"] = (split if split is not None else whole_split(graph)).as_dict()
     return cov
 
 

@@ -95,6 +95,41 @@ class Aggregates:
             "SELECT target, json_extract(coverage, '$.unsupported') u, COUNT(*) FROM cases WHERE campaign = ? AND "
             "outcome = 'unsupported' AND u IS NOT NULL GROUP BY 1, 2 ORDER BY 3 DESC", (campaign,))]
 
+    def placement_totals(self, campaign: int) -> list[tuple[str, int, int, int, int, int, int]]:
+        """Per target, over ``campaign``'s compiled cases: (target, cases, partitioned cases, MACs on
+        the accelerator, all MACs, operators on the accelerator, all operators)."""
+        return [(str(t), int(n), int(k or 0), int(ma or 0), int(mt or 0), int(oa or 0), int(ot or 0))
+                for t, n, k, ma, mt, oa, ot in self.db.execute(
+                    "WITH p AS (SELECT target, json_extract(coverage, '$.placement') AS j FROM cases "
+                    "WHERE campaign = ? AND j IS NOT NULL) SELECT target, COUNT(*), "
+                    "SUM(json_extract(j, '$.host_steps') > 0), SUM(json_extract(j, '$.macs_acc')), "
+                    "SUM(json_extract(j, '$.macs_total')), SUM(json_extract(j, '$.ops_acc')), "
+                    "SUM(json_extract(j, '$.ops_total')) FROM p GROUP BY 1", (campaign,))]
+
+    def placement_ops(self, campaign: int) -> list[tuple[str, str, int, int]]:
+        """(target, operator, instances on the accelerator, instances on the host) over ``campaign``'s
+        compiled cases."""
+        acc = self.db.execute(
+            "SELECT target, e.key, SUM(e.value) FROM cases, json_each(json_extract(coverage, '$.placement.acc_ops')) e "
+            "WHERE campaign = ? GROUP BY 1, 2", (campaign,)).fetchall()
+        host = self.db.execute(
+            "SELECT target, json_extract(e.value, '$.op'), COUNT(*) FROM cases, "
+            "json_each(json_extract(coverage, '$.placement.host')) e WHERE campaign = ? GROUP BY 1, 2",
+            (campaign,)).fetchall()
+        out: dict[tuple[str, str], list[int]] = {}
+        for t, op, n in acc:
+            out.setdefault((str(t), str(op)), [0, 0])[0] = int(n)
+        for t, op, n in host:
+            out.setdefault((str(t), str(op)), [0, 0])[1] = int(n)
+        return [(t, op, a, h) for (t, op), (a, h) in sorted(out.items())]
+
+    def host_reasons(self, campaign: int, limit: int = 30) -> list[tuple[str, str, str, int]]:
+        """(target, operator, why it ran on the host, instances) of ``campaign``, most first."""
+        return [(str(t), str(op), str(w), int(n)) for t, op, w, n in self.db.execute(
+            "SELECT target, json_extract(e.value, '$.op'), json_extract(e.value, '$.why'), COUNT(*) FROM cases, "
+            "json_each(json_extract(coverage, '$.placement.host')) e WHERE campaign = ? GROUP BY 1, 2, 3 "
+            "ORDER BY 4 DESC LIMIT ?", (campaign, limit))]
+
     def compile_bins(self, campaign: int, edges: list[float], parts: tuple[str, ...]) -> list[tuple[Any, ...]]:
         """Per (target, bin of the compile time below each of ``edges``, the last bin above them): (target,
         bin, cases, seconds, cases with a module breakdown, their seconds, then each of ``parts``' seconds

@@ -22,7 +22,7 @@ from .store import Case
 
 __all__ = ["GENERATORS", "CaseSpec", "generate_graph", "run_case", "warm"]
 
-GENERATORS = ("nnsmith", "gen", "blocks")
+GENERATORS = ("nnsmith", "gen", "blocks", "layers")
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,10 @@ def generate_graph(spec: CaseSpec) -> Graph:
         from .blocks import blocks_graph
 
         return blocks_graph(spec.target, spec.seed, spec.max_nodes)
+    if spec.generator == "layers":
+        from .layers_gen import layers_graph
+
+        return layers_graph(spec.target, spec.seed, spec.max_nodes)
     raise ValueError(f"unknown generator '{spec.generator}' (known: {', '.join(GENERATORS)})")
 
 

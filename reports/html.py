@@ -127,6 +127,30 @@ def _outcomes(d: ReportData) -> str:
                    {2, 3, 4, 5, 6}))
 
 
+def _placement(d: ReportData) -> str:
+    """Where the compiled cases ran: the accelerator's share per target and per operator, and why
+    operators went to the host (host partitioning, docs/partition.md)."""
+    if not d.placement:
+        return ""
+    order = {t: i for i, t in enumerate(d.targets)}
+    out = ["<h3>Placement: accelerator and host</h3><p class=note>Compiled cases only. A graph the target "
+           "cannot run whole is partitioned: its accelerator regions are compiled and checked, the rest runs on "
+           "the host (the reference interpreter).</p>"]
+    out.append(_table(["target", "compiled cases", "partitioned", "MACs on the accelerator", "operators on the accelerator"],
+                      [[t, n, k, f"{100 * ma / mt:.1f}%" if mt else "-", f"{100 * oa / ot:.1f}%" if ot else "-"]
+                       for t, n, k, ma, mt, oa, ot in sorted(d.placement, key=lambda r: order.get(r[0], 99))],
+                      {1, 2, 3, 4}))
+    rows = [[t, op, a, h, f"{100 * a / (a + h):.0f}%"] for t, op, a, h in d.placement_ops if h]
+    if rows:
+        out.append("<h4>Operators that ran on the host in some case</h4>" + _table(
+            ["target", "operator", "on the accelerator", "on the host", "accelerator share"],
+            sorted(rows, key=lambda r: (order.get(str(r[0]), 99), -int(r[3]))), {2, 3, 4}))
+    if d.host_reasons:
+        out.append("<h4>Why they ran on the host</h4>" + _table(
+            ["target", "operator", "reason", "instances"], [[t, op, w, n] for t, op, w, n in d.host_reasons], {3}))
+    return "".join(out)
+
+
 def _coverage(d: ReportData) -> str:
     out = ["<h2 id=coverage>Coverage</h2><h3>Operators and dtypes generated</h3>"
            "<p class=note>Cases whose graph computes the operator in the dtype, per target.</p><div class=grid>"]
@@ -148,6 +172,7 @@ def _coverage(d: ReportData) -> str:
                 rows.append([t, sum(n for _, n in mine), ", ".join(f"{op} {n}" for op, n in mine[:12])
                              + (f", ... {len(mine) - 12} more" if len(mine) > 12 else "")])
         out.append(_table(["target", "cases", "by the operator the compiler could not compute (cases)"], rows, {1}))
+    out.append(_placement(d))
     out.append("<h3>Instructions and attribute values exercised</h3><div class=grid>")
     for t in d.targets:
         ins = sorted(((k, n, u) for tt, k, n, u in d.instructions if tt == t), key=lambda r: -r[1])

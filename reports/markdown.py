@@ -25,6 +25,28 @@ def _index(targets: list[str], t: str) -> int:
     return targets.index(t) if t in targets else len(targets)
 
 
+def placement_tables(d: ReportData) -> list[str]:
+    """Where the compiled cases ran (host partitioning, docs/partition.md): per target the
+    accelerator's share of MACs and operators, per operator its instances on each side, and what
+    went to the host and why."""
+    if not d.placement:
+        return []
+    out = ["### Placement: accelerator and host", ""]
+    out += _table(["target", "compiled cases", "partitioned", "MACs on the accelerator", "operators on the accelerator"],
+                  [[t, n, k, f"{100 * ma / mt:.1f}%" if mt else "-", f"{100 * oa / ot:.1f}%" if ot else "-"]
+                   for t, n, k, ma, mt, oa, ot in sorted(d.placement, key=lambda r: _index(d.targets, r[0]))])
+    rows = [[t, op, a, h, f"{100 * a / (a + h):.0f}%"] for t, op, a, h in d.placement_ops if h]
+    if rows:
+        out += ["Operators that ran on the host in some case (instances on each side):", ""]
+        out += _table(["target", "operator", "accelerator", "host", "accelerator share"],
+                      sorted(rows, key=lambda r: (_index(d.targets, str(r[0])), -int(r[3]))))
+    if d.host_reasons:
+        out += ["Why (most frequent):", ""]
+        out += _table(["target", "operator", "why it ran on the host", "instances"],
+                      [[t, op, w[:140], n] for t, op, w, n in d.host_reasons[:15]])
+    return out
+
+
 def render_markdown(d: ReportData, html_name: str | None = None) -> str:
     """The summary; ``html_name`` (the page's file name) is linked when given."""
     c = d.campaign
@@ -55,6 +77,7 @@ def render_markdown(d: ReportData, html_name: str | None = None) -> str:
                      sum(1 for x in d.alpha if x[0] == t),
                      ", ".join([f"{op} {n}" for tt, op, n in d.unsupported if tt == t][:5]) or "-"])
     out += _table(["target", "operator:dtype pairs", "instructions", "α values", "exit 3 by operator (top 5)"], rows)
+    out += placement_tables(d)
     if d.rtl_coverage and d.rtl_coverage["rows"]:
         out += _table(d.rtl_coverage["columns"], d.rtl_coverage["rows"])
     else:

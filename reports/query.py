@@ -88,6 +88,10 @@ class ReportData:
     cycle_pairs: dict[str, list[tuple[int, int, int]]]   # target -> (seed, sim cycles, rtl cycles)
     buckets: list[dict[str, Any]]                    # newest first
     more_buckets: int = 0
+    #: per target: cases, partitioned, macs_acc, macs_total, ops_acc, ops_total (compiled cases)
+    placement: list[tuple[str, int, int, int, int, int, int]] = field(default_factory=list)
+    placement_ops: list[tuple[str, str, int, int]] = field(default_factory=list)   # target, op, on acc, on host
+    host_reasons: list[tuple[str, str, str, int]] = field(default_factory=list)     # target, op, why, instances
 
 
 def compile_bin_edges() -> list[float]:
@@ -151,7 +155,8 @@ def _load(store: Store, path: str, campaign: int | None, use_cache: bool) -> Rep
     rtl = None if table is None else {"table": "rtl_coverage", "columns": table[0], "rows": table[1]}
     return ReportData(path, cur, camps, targets, has_done and bool(per_minute), per_minute, outcomes, backends, ops,
                       unsupported, instructions, alpha, rtl, bins, _compile_stats(store, cid, bins),
-                      cycles, pairs, buckets, more)
+                      cycles, pairs, buckets, more, store.placement_totals(cid), store.placement_ops(cid),
+                      store.host_reasons(cid))
 
 
 def _target_order(cur: CampaignRow, outcomes: dict[str, dict[str, int]]) -> list[str]:

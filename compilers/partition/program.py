@@ -30,7 +30,7 @@ from ..contract import EXACT, Contract
 from ..program import Concrete, Program, print_asm
 from .graphs import Sub
 
-__all__ = ["HostOp", "Partitioned", "Split", "Step", "composite_contract", "print_partitioned"]
+__all__ = ["HostOp", "Partitioned", "Split", "Step", "composite_contract", "print_partitioned", "walk", "whole_split"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,8 @@ class Split:
     regions: int
     host_steps: int
     host: tuple[HostOp, ...] = ()
+    #: operators on the accelerator by opcode
+    acc_ops: tuple[tuple[str, int], ...] = ()
 
     @property
     def mac_share(self) -> float:
@@ -106,7 +108,7 @@ class Split:
         """The JSON form (written beside the program, kept in a campaign case's coverage)."""
         return {"macs_acc": self.macs_acc, "macs_total": self.macs_total, "ops_acc": self.ops_acc,
                 "ops_total": self.ops_total, "bytes_to_acc": self.bytes_to_acc, "bytes_to_host": self.bytes_to_host,
-                "regions": self.regions, "host_steps": self.host_steps,
+                "regions": self.regions, "host_steps": self.host_steps, "acc_ops": dict(self.acc_ops),
                 "host": [{"name": h.name, "op": h.opcode, "type": h.type, "why": h.why} for h in self.host]}
 
 
@@ -151,6 +153,18 @@ class Partitioned:
         return len(self.instructions)
 
 
+def whole_split(graph: Graph) -> Split:
+    """The placement of a graph the target runs whole (every operator on the accelerator)."""
+    from collections import Counter
+
+    from .graphs import GraphView
+
+    v = GraphView(graph)
+    n = len(v.placeable)
+    return Split(v.total_macs, v.total_macs, n, n, 0, 0, 1, 0, (),
+                 tuple(sorted(Counter(v[x].opcode for x in v.placeable).items())))
+
+
 def walk(p: Partitioned, inputs: Sequence[np.ndarray], accelerator: Any) -> tuple[list[np.ndarray], list[Any]]:
     """Run ``p``'s steps in order on ``inputs``: a host step on the reference interpreter, an
     accelerator step by ``accelerator(step, step_inputs) -> (outputs, info)``. Returns the graph's
@@ -177,19 +191,25 @@ def walk(p: Partitioned, inputs: Sequence[np.ndarray], accelerator: Any) -> tupl
 
 def composite_contract(p: Partitioned) -> Contract:
     """What ``p``'s outputs must equal: the reference bit for bit where every accelerator step is
-    held to it; else the steps' own contracts composed (a step with a model gives its model's
-    outputs to the steps after it; a step with a declared bound gives outputs of the graph only,
-    which the partitioner ensures, each within that step's bound)."""
-    progs = [s for s in p.steps if s.program is not None]
-    if all(s.program.contract.exact for s in progs):  # type: ignore[union-attr]
+    held to it; else the steps' own contracts composed. A step held to a model (a tiled float
+    layer's sum in its instruction's order) gives its model's outputs to the steps after it, so
+    the outputs equal the composed model bit for bit; an output a modelled step gives directly
+    keeps that step's declared bound to the reference, one computed from such a value downstream
+    has none (any distance to the reference passes: it is held to the model only). A step with
+    a declared bound and no model gives outputs of the graph only (the partitioner ensures it),
+    each within that bound."""
+    progs = [s.program for s in p.steps if s.program is not None]
+    if all(q.contract.exact for q in progs):
         return EXACT
-    names = sorted({s.program.contract.what for s in progs if not s.program.contract.exact})  # type: ignore[union-attr]
+    names = sorted({q.contract.what for q in progs if not q.contract.exact})
     outputs = p.outputs
+    has_model = any(q.contract.model is not None for q in progs)
 
     def run(xs: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[Bound | None]]:
         from semantics.interp import evaluate
 
         bounds: dict[str, Bound | None] = {}
+        tainted: set[str] = set()
 
         def acc(s: Step, ins: list[np.ndarray]) -> tuple[list[np.ndarray], None]:
             c = s.program.contract  # type: ignore[union-attr]
@@ -197,17 +217,31 @@ def composite_contract(p: Partitioned) -> Contract:
                 outs = c.model(ins) if c.model is not None else evaluate(s.sub.graph, ins)
             if c.bounds is not None:
                 bounds.update(zip(s.sub.outputs, c.bounds(ins), strict=True))
+            if c.model is not None or set(s.sub.inputs) & tainted:
+                tainted.update(s.sub.outputs)
             return outs, None
 
         outs, _ = walk(p, xs, acc)
-        return outs, [bounds.get(n) for n in outputs]
+        for s in p.steps:      # host steps reading a modelled value give modelled values
+            if not s.accelerator and set(s.sub.inputs) & tainted:
+                tainted.update(s.sub.outputs)
+        out_bounds: list[Bound | None] = []
+        for n, o in zip(outputs, outs, strict=True):
+            if n in bounds:
+                out_bounds.append(bounds[n])
+            elif n in tainted:
+                out_bounds.append(Bound(anything=np.ones(np.shape(o), bool),
+                                        why="computed from a modelled sum: held to the model bit for bit only"))
+            else:
+                out_bounds.append(None)
+        return outs, out_bounds
 
-    has_model = any(s.program.contract.model is not None for s in progs)  # type: ignore[union-attr]
-    has_bounds = any(s.program.contract.bounds is not None for s in progs)  # type: ignore[union-attr]
-    return Contract(what="the partition's steps under " + "; ".join(names),
+    has_bounds = any(q.contract.bounds is not None for q in progs)
+    return Contract(what="the partition's steps under " + "; ".join(names)
+                    + (" (outputs computed from a modelled sum held to the model only)" if has_model else ""),
                     model=(lambda xs: run(xs)[0]) if has_model else None,
-                    bounds=(lambda xs: run(xs)[1]) if has_bounds else None,
-                    nan_bits=all(s.program.contract.nan_bits for s in progs))  # type: ignore[union-attr]
+                    bounds=(lambda xs: run(xs)[1]) if has_bounds or has_model else None,
+                    nan_bits=all(q.contract.nan_bits for q in progs))
 
 
 def print_partitioned(p: Partitioned) -> str:

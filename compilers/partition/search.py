@@ -16,16 +16,21 @@ Algorithm: greedy maximal regions refined by the compiler's answers, as TVM's pa
 annotations:
 
 1. *Host set*: operators that cannot be placed (tuples), and the operators the whole graph's
-   failure names (its ``Unsupported.op`` / ``.type``).
+   failure names (its ``Unsupported.op`` / ``.type``) that no instruction computes alone nor
+   fused (step 3's probes).
 2. *Regions*: the other operators merged along their edges in topological order into maximal
    regions such that the steps stay orderable (the graph of regions and host operators stays
    acyclic; each region is then convex).
-3. *Compile* each region (memoized by its text). A region that fails moves the operators its
-   failure names to the host; where it names none of them, single-operator probes find those
-   that no instruction computes alone; where every one compiles alone, the region is split in
+3. *Compile* each region (memoized by its text). A region that fails moves to the host the
+   operators its failure names that no instruction computes alone nor fused with their
+   neighbours (widened operands, a contraction's tail: single-operator and neighbourhood
+   probes); where it names none such, every such operator of the region; where there is none,
+   the operators the failure names are kept apart from the rest, or else the region is split in
    two along its topological order. Repeat from 2 until every region compiles.
-4. *Clean up*: a region that compiled to no instruction, or that only moves data and hands more
-   bytes over than the host would, goes to the host.
+4. *Clean up*: a region that compiled to no instruction goes to the host; so does one that only
+   moves data and hands more bytes over than the host would, where other regions compute (the
+   traffic criterion; where the graph's only accelerator work is data movement, that work is
+   what there is to offload, and to check).
 
 Each step is a compile; the memo and the whole-graph reason make most graphs take two or three
 compiles. ``budget`` bounds the search: a region still failing when it runs out goes to the host
@@ -35,6 +40,7 @@ compiles. ``budget`` bounds the search: a region still failing when it runs out 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,7 +49,7 @@ from semantics.ir import Graph
 
 from ..errors import Unsupported
 from ..program import Program
-from .graphs import GraphView, type_text
+from .graphs import VIEWS, GraphView, type_text
 from .program import HostOp, Partitioned, Split, Step, composite_contract
 
 __all__ = ["Objective", "objective", "partition", "plan"]
@@ -146,13 +152,52 @@ class _Search:
         return not reaches(a, b) and not reaches(b, a)
 
     # -- the loop ----------------------------------------------------------------------------
+    def fuses(self, name: str) -> bool:
+        """Whether operator ``name``, which no instruction computes alone, compiles with its
+        neighbours in the forms the compilers fuse: widened operands (an operator with the
+        converts it reads; a convert with the operator reading it and that one's other operands)
+        and the tail of a contraction (the operator with the single-use elementwise chain up to a
+        dot or convolution, and that one's widened operands)."""
+        v = self.view
+        tries: list[list[str]] = []
+        if v[name].opcode == "convert":
+            for u in v.users[name]:
+                if u not in self.host:
+                    tries.append([u, *(d for d in v.deps(u) if d not in self.host)])
+        widened = [d for d in v.deps(name) if d not in self.host and v[d].opcode == "convert"]
+        if widened:
+            tries.append([name, *widened])
+        chain, cur = [name], name
+        while True:
+            ds = [d for d in v.deps(cur) if d not in self.host]
+            if len(ds) != 1 or len(v.users[ds[0]]) != 1:
+                break
+            cur = ds[0]
+            chain.append(cur)
+            if v[cur].opcode in ("dot", "convolution"):     # with its widened operands
+                tries.append(chain + [d for d in v.deps(cur) if d not in self.host and v[d].opcode == "convert"])
+                break
+            if v[cur].opcode in VIEWS and v[cur].opcode not in ("reshape", "broadcast"):
+                break
+        for names in tries:
+            if not isinstance(self.compile(sorted(set(names), key=v.position.__getitem__)), Unsupported):
+                return True
+        return False
+
+    def blamed(self, name: str) -> bool:
+        """Whether ``name`` belongs on the host: no instruction computes it alone nor fused."""
+        return self.probe(name) is not None and not self.fuses(name)
+
     def culprits(self, region: list[str], e: Unsupported) -> list[str]:
         """The operators of ``region`` to move to the host after its failure ``e`` (step 3): those
-        ``e`` names that no instruction computes alone, else every one that none computes alone.
-        (A named operator that compiles alone is not moved: the failure is its neighbours'.)"""
+        ``e`` names that are :meth:`blamed`, else every blamed one; a region of one operator is its
+        own culprit. (A named operator that compiles alone or fused is not moved: the failure is
+        its neighbours'.)"""
         named = [n for n in region if e_names(e, self.view, n)]
-        bad = [n for n in named if self.probe(n) is not None]
-        return bad or [n for n in region if n not in named and self.probe(n) is not None]
+        bad = [n for n in named if self.blamed(n)]
+        if not bad:
+            bad = [n for n in region if n not in named and self.blamed(n)]
+        return bad or (list(region) if len(region) == 1 else [])
 
     def run(self, first: Unsupported) -> dict[tuple[str, ...], Program]:
         v = self.view
@@ -161,9 +206,9 @@ class _Search:
                 whole = v.subgraph(v.placeable, "region")
                 self.memo[print_hlo(whole.graph).split("\n", 1)[1]] = first
             for n in v.placeable:
-                if n not in self.host and e_names(first, v, n) and self.probe(n) is not None:
+                if n not in self.host and e_names(first, v, n) and self.blamed(n):
                     self.host[n] = first.reason
-        while True:
+        for _ in range(4 * len(v.placeable) + 8):
             compiled: dict[tuple[str, ...], Program] = {}
             changed = False
             for region in self.regions():
@@ -173,7 +218,7 @@ class _Search:
                     changed = True
                     continue
                 r = self.compile(region)
-                if isinstance(r, Program) and r.contract.bounds is not None and any(
+                if isinstance(r, Program) and r.contract.bounds is not None and r.contract.model is None and any(
                         u not in region for n in region for u in v.users[n]):
                     for n in region:
                         self.host[n] = (f"its region's program is held to {r.contract.what}, not bit for bit, "
@@ -187,11 +232,20 @@ class _Search:
                 bad = self.culprits(region, r)
                 for n in bad:
                     self.host[n] = (self.probe(n) or r).reason
-                if not bad:
-                    half = len(region) // 2
-                    self.apart.append((frozenset(region[:half]), frozenset(region[half:])))
+                if not bad:     # a combination fails: the operators it names apart from the rest, else halves
+                    named = [n for n in region if e_names(r, v, n)]
+                    if named and len(named) < len(region):
+                        self.apart.append((frozenset(named), frozenset(n for n in region if n not in named)))
+                    else:
+                        half = len(region) // 2
+                        self.apart.append((frozenset(region[:half]), frozenset(region[half:])))
             if not changed:
                 return compiled
+        for region in self.regions():       # no progress within the bound: what still fails goes to the host
+            if not isinstance(self.compile(region), Program):
+                for n in region:
+                    self.host[n] = "its region did not compile within the partitioner's rounds"
+        return {tuple(r): p for r in self.regions() if isinstance(p := self.compile(r), Program)}
 
 
 def e_names(e: Unsupported, view: GraphView, name: str) -> bool:
@@ -223,12 +277,15 @@ def partition(graph: Graph, target: str, compile_fn: CompileFn, first: Unsupport
     compiled = s.run(first)
     # step 4: regions that give the accelerator nothing to do
     for region, prog in list(compiled.items()):
-        moves = not any(view.arithmetic(n) for n in region)
-        if len(prog.instructions) == 0 or (moves and _worse_on_acc(view, compiled, region)):
-            why = ("it compiles to no instruction (its values are the inputs' bytes)" if len(prog.instructions) == 0
-                   else "it only moves data, and on the host fewer bytes are handed over")
+        if len(prog.instructions) == 0:
             for n in region:
-                s.host[n] = why
+                s.host[n] = "it compiles to no instruction (its values are the inputs' bytes)"
+            del compiled[region]
+    computes = any(view.arithmetic(n) for r in compiled for n in r)
+    for region in list(compiled):
+        if computes and not any(view.arithmetic(n) for n in region) and _worse_on_acc(view, compiled, region):
+            for n in region:
+                s.host[n] = "it only moves data, and on the host fewer bytes are handed over"
             del compiled[region]
     if not compiled:
         raise Unsupported(f"{first.reason}; nothing else to offload: no region of the graph compiles for {target}")
@@ -310,6 +367,7 @@ def _assemble(view: GraphView, target: str, compiled: dict[tuple[str, ...], Prog
         macs_acc=sum(view.macs(n) for n in on_acc), macs_total=view.total_macs,
         ops_acc=len(on_acc), ops_total=len(view.placeable), bytes_to_acc=to_acc, bytes_to_host=to_host,
         regions=len(regions), host_steps=sum(not s.accelerator for s in steps),
-        host=tuple(HostOp(n, view[n].opcode, type_text(view[n].type), host.get(n, "?")) for n in hosted))
+        host=tuple(HostOp(n, view[n].opcode, type_text(view[n].type), host.get(n, "?")) for n in hosted),
+        acc_ops=tuple(sorted(Counter(view[n].opcode for n in on_acc).items())))
     p = Partitioned(target, view.graph, tuple(steps), split)
     return Partitioned(target, view.graph, p.steps, split, composite_contract(p))
