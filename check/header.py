@@ -12,6 +12,9 @@ parser ignores comments, so the file stays a valid kernel):
   where this says it should not fails too (the expectation is stale).
 - ``// accv: cycles <= 400 on gemmini rtl`` -- the cycles on that target and backend (every backend
   of the target that measures cycles where the backend is left out) must not exceed the bound.
+- ``// accv: host <= 5% on gemmini amx`` -- the kernel is compiled with host partitioning on these
+  targets (docs/partition.md; without the directive the whole graph runs on the target or it is
+  exit 3), and at most this share of its operators may run on the host.
 
 :func:`parse_header` reads them (raising :class:`HeaderError` naming the file and line of a
 directive it does not know); :func:`format_header` writes them (the reproducer writer of a
@@ -33,6 +36,7 @@ _LINE = re.compile(r"^\s*//\s*accv:\s*(.*?)\s*$")
 _CYCLES = re.compile(r"^cycles\s*<=\s*(\d+)\s+on\s+(\S+)(?:\s+(\S+))?$")
 _UNSUPPORTED = re.compile(r"^expect\s+unsupported\s+on\s+(\S.*)$")
 _LIST = re.compile(r"^(targets|backends|inputs)\s+(\S.*)$")
+_HOST = re.compile(r"^host\s*<=\s*(\d+(?:\.\d+)?)\s*%\s+on\s+(\S.*)$")
 
 
 class HeaderError(InputError):
@@ -62,6 +66,7 @@ class Header:
     inputs: tuple[str, ...] = ()
     unsupported: dict[str, int] = field(default_factory=dict)   # target -> line of its directive
     cycles: tuple[CycleBound, ...] = ()
+    host: dict[str, tuple[float, int]] = field(default_factory=dict)   # target -> (host share bound in %, line)
 
     def bounds(self, target: str, backend: str) -> list[CycleBound]:
         return [b for b in self.cycles if b.applies(target, backend)]
@@ -72,6 +77,7 @@ def parse_header(text: str, file: str = "<kernel>") -> Header:
     lists: dict[str, tuple[str, ...]] = {}
     unsupported: dict[str, int] = {}
     cycles: list[CycleBound] = []
+    host: dict[str, tuple[float, int]] = {}
     for n, line in enumerate(text.splitlines(), 1):
         m = _LINE.match(line)
         if m is None:
@@ -79,6 +85,8 @@ def parse_header(text: str, file: str = "<kernel>") -> Header:
         body = " ".join(m.group(1).split())
         if (c := _CYCLES.match(body)) is not None:
             cycles.append(CycleBound(int(c.group(1)), c.group(2), c.group(3), n))
+        elif (h := _HOST.match(body)) is not None:
+            host.update({t: (float(h.group(1)), n) for t in h.group(2).split()})
         elif (u := _UNSUPPORTED.match(body)) is not None:
             unsupported.update({t: n for t in u.group(1).split()})
         elif (li := _LIST.match(body)) is not None:
@@ -87,9 +95,10 @@ def parse_header(text: str, file: str = "<kernel>") -> Header:
             lists[li.group(1)] = tuple(li.group(2).split())
         else:
             raise HeaderError(f"unknown directive '// accv: {body}' (known: targets T.., backends B.., inputs F.., "
-                              "expect unsupported on T.., cycles <= N on TARGET [BACKEND])", SourceLoc(file, n, 1))
+                              "expect unsupported on T.., cycles <= N on TARGET [BACKEND], host <= P% on T..)",
+                              SourceLoc(file, n, 1))
     return Header(lists.get("targets", ()), lists.get("backends", ()), lists.get("inputs", ()), unsupported,
-                  tuple(cycles))
+                  tuple(cycles), host)
 
 
 def read_header(path: str | Path) -> Header:

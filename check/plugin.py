@@ -167,28 +167,29 @@ class KernelFile(pytest.File):
 class _Compiled:
     graph: Graph
     acc: Accelerator
-    program: Program | None
+    program: Program | Partitioned | None
     unsupported: str | None = None
 
 
-def _compile(state: _Session, path: Path, target: str) -> _Compiled:
-    """``path`` compiled for ``target`` (the program, or the reason the target cannot run it);
-    raises :class:`AccvError` for a kernel that does not parse; memoized for the session."""
-    key = (path, target)
+def _compile(state: _Session, path: Path, target: str, host: bool = False) -> _Compiled:
+    """``path`` compiled for ``target`` (the program, or the reason the target cannot run it; with
+    ``host``, partitioned where the target cannot run it whole); raises :class:`AccvError` for a
+    kernel that does not parse; memoized for the session."""
+    key = (path, target, host)
     hit = state.compiled.get(key)
     if isinstance(hit, BaseException):
         raise hit
     if hit is not None:
         return hit
     try:
-        state.compiled[key] = _compile_now(state, path, target)
+        state.compiled[key] = _compile_now(state, path, target, host)
     except Exception as e:  # noqa: BLE001 - remembered, so every backend's item reports the same error
         state.compiled[key] = e
         raise
     return state.compiled[key]
 
 
-def _compile_now(state: _Session, path: Path, target: str) -> _Compiled:
+def _compile_now(state: _Session, path: Path, target: str, host: bool) -> _Compiled:
     from compilers.compile import compile
     from compilers.errors import Unsupported
     from compilers.targets import load_target
@@ -197,7 +198,7 @@ def _compile_now(state: _Session, path: Path, target: str) -> _Compiled:
     graph = parse_file(path)
     acc = load_target(target)
     try:
-        return _Compiled(graph, acc, compile(graph, acc, proofs=state.proofs).program)
+        return _Compiled(graph, acc, compile(graph, acc, proofs=state.proofs, host=host).program)
     except Unsupported as e:
         return _Compiled(graph, acc, None, e.reason)
 
@@ -220,7 +221,8 @@ class KernelItem(pytest.Item):
         why = unavailable(self.target, self.backend)
         if why is not None:
             raise pytest.skip.Exception(why, _use_item_location=True)
-        c = _compile(state, self.path.resolve(), self.target)
+        bound = self.header.host.get(self.target)
+        c = _compile(state, self.path.resolve(), self.target, host=bound is not None)
         expected = self.header.unsupported.get(self.target)
         if c.program is None:
             if expected is not None:
@@ -232,6 +234,13 @@ class KernelItem(pytest.Item):
             raise KernelCheckFailed(
                 f"{self._where()}: line {expected} expects the target to be unable to run it, but it compiled to "
                 f"{len(c.program.instructions)} instructions; remove '{self.target}' from that line")
+        split = getattr(c.program, "split", None)
+        if bound is not None and split is not None and 100 * split.host_share > bound[0] + 1e-9:
+            raise KernelCheckFailed(
+                f"{self._where()}: {100 * split.host_share:.1f}% of its operators run on the host "
+                f"({split.ops_total - split.ops_acc} of {split.ops_total}), over the bound on line {bound[1]} "
+                f"(host <= {bound[0]:g}%); on the host: "
+                + "; ".join(f"{h.name} ({h.opcode}): {h.why}" for h in split.host[:4]))
         given = [self._inputs(c.graph)] if self.header.inputs else []
         repro = self._repro_dir(state)
         chk = check_program(c.graph, c.acc, c.program, state.check, state.seed,

@@ -158,3 +158,30 @@ def test_qkv_transposed_dot_keeps_the_nan_signs(tmp_path: Path) -> None:
     assert main(["check", str(k), "--target", "qkv", "--check", "2", "-o", str(out)]) == 0
     text = out.read_text()
     assert "store_cm(" in text and "store_rm(" not in text
+
+
+def test_compile_partitions_prints_the_placement_and_no_host_exits_3(capsys, tmp_path: Path) -> None:
+    """A graph Gemmini cannot run whole: ``accv compile`` partitions it, prints where everything ran
+    and writes the placement and every step beside the program; ``accv check`` runs it; ``--no-host``
+    keeps the whole-graph rule (exit 3 with the reason)."""
+    import json
+
+    k = str(Path(__file__).parents[1] / "compilers" / "data" / "partition_crafted.hlo")
+    o = tmp_path / "c" / "gemmini.asm"
+    assert main(["compile", k, "--target", "gemmini", "--check", "1", "-o", str(o), "--proofs", "cached"]) == 0
+    out = capsys.readouterr().out
+    assert "in 3 accelerator step(s)" in out
+    assert ("placement: 3 accelerator region(s), 2 host step(s); 8,192 of 8,192 MACs (100.0%) and 3 of 5 operators "
+            "(60.0%) on the accelerator; 16 bytes handed to it, 512 to the host") in out
+    assert "on the host: r (reduce s8[16]): no instruction computes reduce" in out
+    placement = json.loads((tmp_path / "c" / "gemmini.placement.json").read_text())
+    assert [s["kind"] for s in placement["steps"]] == ["accelerator", "host", "accelerator", "accelerator", "host"]
+    assert all(Path(s["file"]).is_file() for s in placement["steps"])
+    assert "#.step 1 host reads (a) gives (r)" in o.read_text()
+    assert main(["check", k, "--target", "gemmini", "--backend", "stream", "--check", "2", "-o", str(o),
+                 "--proofs", "cached"]) == 0
+    assert "2 random input set(s) on the gemmini command-stream model equal the reference bit for bit" in \
+        capsys.readouterr().out
+    assert main(["compile", k, "--target", "gemmini", "--no-host", "-o", str(o), "--proofs", "cached"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("accv: no instruction computes") and err.count("\n") == 1

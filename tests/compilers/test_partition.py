@@ -62,19 +62,28 @@ def _second(target: str) -> list[str]:
             and b != "rtl"]
 
 
+def _drawn(target: str, generator: str, seed: int):  # noqa: ANN202
+    """A random graph for ``target``: a layer chain (fuzz/layers_gen.py: matrix work with host-only
+    neighbours) or a semantics.gen graph of the target's campaign operators."""
+    if generator == "layers":
+        from fuzz.layers_gen import layers_graph
+
+        return layers_graph(target, seed, 4)
+    o = OPSETS[(target, max(k for t, k in OPSETS if t == target))]
+    return random_graph(seed, ops=o.ops.split(","), dtypes=o.dtypes.split(","), max_ops=6)
+
+
 @pytest.mark.parametrize("target", ["gemmini", "amx", "qkv"])
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10**6))
-def test_random_graph_partition_checks_on_every_backend(target: str, seed: int) -> None:
-    """A random graph of the target's campaign operators, partitioned where the target cannot
-    run it whole, equals the reference on the simulator and the target's other backends (rtl in
-    the slow test below)."""
-    n = max(k for t, k in OPSETS if t == target)
-    o = OPSETS[(target, n)]
-    g = random_graph(seed, ops=o.ops.split(","), dtypes=o.dtypes.split(","), max_ops=6)
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), generator=st.sampled_from(["layers", "gen"]))
+def test_random_graph_partition_checks_on_every_backend(target: str, seed: int, generator: str) -> None:
+    """A random graph, partitioned where the target cannot run it whole, equals the reference (or
+    its contract) on the simulator and the target's other backends (rtl in the slow test below)."""
+    g = _drawn(target, generator, seed)
     try:
         res = compile(g, target, host=True, proofs="cached")
     except Unsupported:
+        assert generator == "gen", "a layer chain always offloads its matrix work"
         return      # nothing of it compiles for the target: the whole-graph rule's exit 3
     v = check_program(g, res.acc, res.program, 2, seed, backend=_second(target))
     assert v.ok, v.reason
@@ -83,13 +92,12 @@ def test_random_graph_partition_checks_on_every_backend(target: str, seed: int) 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["gemmini", "qkv"])
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10**6))
-def test_random_graph_partition_checks_on_rtl(target: str, seed: int) -> None:
+@given(seed=st.integers(0, 10**6), generator=st.sampled_from(["layers", "gen"]))
+def test_random_graph_partition_checks_on_rtl(target: str, seed: int, generator: str) -> None:
     why = unavailable(target, "rtl")
     if why is not None:
         pytest.skip(why)
-    o = OPSETS[(target, 2)]
-    g = random_graph(seed, ops=o.ops.split(","), dtypes=o.dtypes.split(","), max_ops=6)
+    g = _drawn(target, generator, seed)
     try:
         res = compile(g, target, host=True, proofs="cached")
     except Unsupported:
@@ -192,3 +200,20 @@ ENTRY e {
   ROOT d = s8[16,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }""")
     assert not isinstance(compile(g, "gemmini", host=True, proofs="cached").program, Partitioned)
+
+
+def test_a_wrong_hand_over_is_caught() -> None:
+    """A planted bug: the first dot step handed its two inputs in the wrong order (x @ w1 run as
+    w1 @ x, a parameter-order slip in the hand-over): the check finds the difference."""
+    from dataclasses import replace
+
+    g = parse_file(CRAFTED)
+    res = compile(g, "gemmini", host=True, proofs="cached")
+    p = res.program
+    k = next(k for k, s in enumerate(p.steps) if s.accelerator and "a" in s.ops)
+    steps = list(p.steps)
+    sub = steps[k].sub
+    assert len(sub.inputs) == 2
+    steps[k] = replace(steps[k], sub=replace(sub, inputs=sub.inputs[::-1]))
+    v = check_program(g, res.acc, replace(p, steps=tuple(steps)), 3, 0, backend=["sim"])
+    assert v.outcome == "mismatch" and "output 0" in v.reason

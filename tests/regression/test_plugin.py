@@ -214,3 +214,21 @@ def test_a_campaign_reproducer_is_a_regression_file_as_it_is(pytester, monkeypat
         res.stdout.fnmatch_lines(["kernels/gemmini_mismatch_compare_sim/kernel.hlo::gemmini-sim FAILED*",
                                   "*differs from the reference bit for bit on input set given: output 0 element (0, 5)*"])
     pytester.runpytest(*PLUGIN).assert_outcomes(passed=1)
+
+
+def test_host_directive_partitions_and_bounds_the_host_share(pytester):
+    """``// accv: host <= P% on T``: the kernel is partitioned on T and checked; a host share over the
+    bound fails with what ran on the host; without the directive the whole-graph rule holds."""
+    from pathlib import Path
+
+    crafted = (Path(__file__).parents[1] / "compilers" / "data" / "partition_crafted.hlo").read_text()
+    _project(pytester, {"ok.hlo": "// accv: host <= 50% on gemmini\n" + crafted,
+                        "tight.hlo": "// accv: host <= 5% on gemmini\n" + crafted,
+                        "whole.hlo": "// accv: expect unsupported on gemmini\n" + crafted},
+             "accv_targets = gemmini\naccv_backends = sim\n")
+    res = pytester.runpytest(*PLUGIN)
+    res.assert_outcomes(passed=2, failed=1)
+    res.stdout.fnmatch_lines(["kernels/tight.hlo on gemmini sim: 40.0% of its operators run on the host (2 of 5), "
+                              "over the bound on line 1 (host <= 5%); on the host: r (reduce): *"])
+    h = parse_header("// accv: host <= 12.5% on gemmini amx\n" + ADD)
+    assert h.host == {"gemmini": (12.5, 1), "amx": (12.5, 1)}
