@@ -112,7 +112,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
     acc = load_target(args.target)
     prog = read_asm(args.program)
-    placements = sorted(prog.inputs, key=lambda p: p.index)
+    first = {pl.index: pl for pl in sorted(prog.inputs, key=lambda p: (p.index, p.addr))}
+    placements = [first[k] for k in sorted(first)]      # one per input (an input may be placed twice)
     if args.inputs:
         paths = [s for s in args.inputs.split(",") if s]
         if len(paths) != len(placements):

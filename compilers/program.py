@@ -30,8 +30,8 @@ from semantics.types import TensorType
 
 from .contract import EXACT, Contract
 
-__all__ = ["AsmError", "Concrete", "Placement", "Program", "hbm_image", "parse_asm", "print_asm", "read_asm",
-           "read_outputs"]
+__all__ = ["AsmError", "Concrete", "Placement", "Program", "hbm_image", "parse_asm", "placed_inputs", "print_asm",
+           "read_asm", "read_outputs"]
 
 
 class AsmError(AccvError):
@@ -189,6 +189,25 @@ def read_asm(path: str | Path) -> Program:
     return parse_asm(text, str(path))
 
 
+def placed_inputs(program: Program, inputs: Sequence[np.ndarray],
+                  error: type[AccvError] = InputError) -> list[tuple[Placement, np.ndarray]]:
+    """Each ``.input`` placement with the input it holds. ``inputs`` are one per input index, in
+    index order; a program may place one input at several addresses (Act places an input read in
+    two roles, e.g. as both operands of a product, once per role), each gets its bytes. Raises
+    ``error`` for inputs that do not match."""
+    order = sorted({pl.index for pl in program.inputs})
+    if len(inputs) != len(order):
+        raise error(f"program takes {len(order)} inputs, {len(inputs)} given")
+    pos = {k: i for i, k in enumerate(order)}
+    out = []
+    for pl in sorted(program.inputs, key=lambda p: (p.index, p.addr)):
+        a = np.asarray(inputs[pos[pl.index]])
+        if a.dtype != pl.type.dtype.np or a.shape != pl.type.shape:
+            raise error(f"input {pl.index} is {a.dtype}{list(a.shape)}, the program expects {pl.type}")
+        out.append((pl, a))
+    return out
+
+
 def hbm_image(program: Program, inputs: Sequence[np.ndarray], size: int) -> np.ndarray:
     """The HBM bytes every backend starts a run from: each input's bflat image at its placement
     and the constant section. Raises InputError for inputs that do not match the placements and
@@ -196,19 +215,13 @@ def hbm_image(program: Program, inputs: Sequence[np.ndarray], size: int) -> np.n
     from semantics.layout import bflat
 
     img = np.zeros(size, np.uint8)
-    placements = sorted(program.inputs, key=lambda p: p.index)
-    if len(inputs) != len(placements):
-        raise InputError(f"program takes {len(placements)} inputs, {len(inputs)} given")
 
     def put(addr: int, data: np.ndarray, what: str) -> None:
         if addr < 0 or addr + data.size > size:
             raise AsmError(f"{what}: bytes [{addr}, {addr + data.size}) lie outside HBM of {size} bytes")
         img[addr:addr + data.size] = data
 
-    for pl, x in zip(placements, inputs, strict=True):
-        a = np.asarray(x)
-        if a.dtype != pl.type.dtype.np or a.shape != pl.type.shape:
-            raise InputError(f"input {pl.index} is {a.dtype}{list(a.shape)}, the program expects {pl.type}")
+    for pl, a in placed_inputs(program, inputs):
         put(pl.addr, np.asarray(bflat(a, pl.type), np.uint8).reshape(-1), f"input {pl.index}")
     for addr, data in program.constants:
         put(addr, np.frombuffer(bytes(data), np.uint8), f"constant @{addr}")

@@ -27,7 +27,7 @@ from semantics.layout import bflat, byte_size, unbflat
 
 from .backend import RunResult
 from .isa import HBM, Accelerator, InstrDef
-from .program import Concrete, Program
+from .program import Concrete, Program, placed_inputs
 from .targets import TARGETS
 
 __all__ = ["SimError", "Machine", "SimResult", "SimBackend", "simulate", "simulate_image"]
@@ -126,13 +126,7 @@ def simulate(acc: Accelerator, program: Program, inputs: Sequence[np.ndarray]) -
     if program.target != acc.name:
         raise SimError(f"program is for target '{program.target}', not '{acc.name}'")
     m = Machine(acc)
-    placements = sorted(program.inputs, key=lambda p: p.index)
-    if len(inputs) != len(placements):
-        raise SimError(f"program takes {len(placements)} inputs, {len(inputs)} given")
-    for pl, x in zip(placements, inputs, strict=True):
-        a = np.asarray(x)
-        if a.dtype != pl.type.dtype.np or a.shape != pl.type.shape:
-            raise SimError(f"input {pl.index} is {a.dtype}{list(a.shape)}, the program expects {pl.type}")
+    for pl, a in placed_inputs(program, inputs, SimError):
         m.write_hbm(pl.addr, bflat(a, pl.type), f"input {pl.index}")
     for addr, data in program.constants:
         m.write_hbm(addr, data, f"constant @{addr}")

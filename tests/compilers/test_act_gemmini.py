@@ -159,3 +159,27 @@ ENTRY e {
     acc = load_target("gemmini")
     with pytest.raises(Unsupported, match=r"^no instruction computes multiply on s32\[4, 2\] \(into d0\)$"):
         compile_graph(g, acc, rules=rules_for(acc))
+
+
+def test_an_input_placed_twice_runs_on_every_backend() -> None:
+    """Act places an input read in two roles once per role (two ``.input`` placements of one
+    index); every backend writes the input at each (the Act corpus with host partitioning found
+    the simulator and the RTL refusing such a program: 'takes 4 inputs, 2 given')."""
+    from check.backends import unavailable
+    from compilers.compile import compile
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo("""HloModule twice
+ENTRY e {
+  x = s8[16,16] parameter(0)
+  y = s8[16,16] parameter(1)
+  a = s8[16,16] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b = s8[16,16] dot(a, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT c = s8[16,16] dot(b, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}""")
+    res = compile(g, "gemmini", proofs="cached")
+    indices = [pl.index for pl in res.program.inputs]
+    assert len(indices) > len(set(indices)) == 2
+    backends = [b for b in ("sim", "stream", "rtl") if unavailable("gemmini", b) is None]
+    v = check_program(g, res.acc, res.program, 3, 0, backend=backends)
+    assert v.outcome == "pass", v.reason

@@ -37,7 +37,7 @@ import numpy as np
 from semantics.errors import AccvError
 from semantics.layout import bflat, byte_size, unbflat
 
-from ...program import Concrete, Program
+from ...program import Concrete, Program, placed_inputs
 from .description import ACC_ROWS, ARRAY_BITS, DIM, HBM_SIZE, SPAD_ROWS, build
 
 __all__ = ["Command", "StreamError", "EncodeError", "StreamMachine", "decode", "format_command", "encode",
@@ -217,8 +217,8 @@ class StreamMachine:
     def place(self, program: Program, inputs: Sequence[np.ndarray]) -> None:
         """Write ``inputs`` (one per ``.input`` placement, in index order) and the constants into
         DRAM, as :func:`compilers.simulator.simulate` does."""
-        for pl, x in zip(sorted(program.inputs, key=lambda p: p.index), inputs, strict=True):
-            img = np.frombuffer(bytes(bflat(np.asarray(x), pl.type)), np.uint8)
+        for pl, x in placed_inputs(program, inputs):
+            img = np.frombuffer(bytes(bflat(x, pl.type)), np.uint8)
             self.dram[pl.addr:pl.addr + img.size] = img
         for addr, data in program.constants:
             self.dram[addr:addr + len(data)] = np.frombuffer(data, np.uint8)
