@@ -60,12 +60,14 @@ def coverage(graph: Graph, target: str, program: Any | None) -> dict[str, Any]:
 
 
 def evaluate_graph(target: str, graph: Graph, backends: Sequence[str] = (), seed: int = 0, proofs: str = "prove",
-                   sets: Sequence[InputSet] | None = None, host: bool = False) -> Verdict:
+                   sets: Sequence[InputSet] | None = None, host: bool = False,
+                   withhold: Sequence[str] = ()) -> Verdict:
     """The verdict of ``graph`` on ``target`` (module doc): ``backends`` names program backends and
     graph oracles (none: every available backend, :func:`check.oracles.split_backends`); ``sets``
     replaces the plan's three sets of ``seed`` (a reducer's, a replay's); ``host``: a graph the
     target cannot run whole is partitioned (its accelerator regions checked, ``unsupported`` only
-    where nothing can be offloaded)."""
+    where nothing can be offloaded); ``withhold``: instructions the compiler may not use
+    (:func:`compilers.compile.without`), recorded in the coverage as ``withheld``."""
     programs, graph_oracles = split_backends(target, backends)
     skipped = {o: why for o in graph_oracles if (why := graph_oracle_unavailable(o, graph)) is not None}
     timings: dict[str, float] = {}
@@ -76,7 +78,7 @@ def evaluate_graph(target: str, graph: Graph, backends: Sequence[str] = (), seed
         if found is not None:
             found.skipped = skipped
             return found
-    v = _compile_and_check(target, graph, programs, seed, proofs, plan, host)
+    v = _compile_and_check(target, graph, programs, seed, proofs, plan, host, tuple(withhold))
     v.timings.update(timings)
     v.skipped = skipped
     return v
@@ -108,13 +110,13 @@ def _graph_oracles(graph: Graph, names: list[str], plan: list[InputSet], timings
 
 
 def _compile_and_check(target: str, graph: Graph, names: tuple[str, ...], seed: int, proofs: str,
-                       plan: list[InputSet] | None, host: bool = False) -> Verdict:
+                       plan: list[InputSet] | None, host: bool = False, withhold: tuple[str, ...] = ()) -> Verdict:
     from compilers.compile import compile
     from compilers.errors import Unsupported
 
     t0 = time.perf_counter()
     try:
-        res = compile(graph, target, proofs=proofs, host=host)
+        res = compile(graph, target, proofs=proofs, host=host, withhold=withhold)
     except Unsupported as e:
         v = Verdict("unsupported", "compile", reason=e.reason, timings={"compile": time.perf_counter() - t0})
         v.coverage = coverage(graph, target, None)
@@ -129,6 +131,8 @@ def _compile_and_check(target: str, graph: Graph, names: tuple[str, ...], seed: 
     v = check_program(graph, res.acc, res.program, 3, seed, backend=names, sets=plan)
     v.timings = {"compile": compile_s, **{f"compile.{k}": s for k, s in res.stats.times.items()}, **v.timings}
     v.coverage = coverage(graph, target, res.program)
+    if withhold:
+        v.coverage["withheld"] = list(withhold)
     return v
 
 
@@ -143,4 +147,5 @@ def replay(folder: str | Path, backends: Sequence[str] = ()) -> Verdict:
         xs = [load_input(folder / f"input{k}.npy", t, k) for k, t in enumerate(g.param_types)]  # type: ignore[arg-type]
         sets = given([xs], "replay")
     names = tuple(backends) or ((meta["backend"],) if meta.get("backend") else ())
-    return evaluate_graph(meta["target"], g, names, int(meta["seed"]), sets=sets, host=bool(meta.get("host", False)))
+    return evaluate_graph(meta["target"], g, names, int(meta["seed"]), sets=sets, host=bool(meta.get("host", False)),
+                          withhold=tuple(meta.get("withhold", ())))

@@ -39,6 +39,7 @@ from .header import Header, HeaderError, read_header
 
 if TYPE_CHECKING:
     from compilers.isa import Accelerator
+    from compilers.partition.program import Partitioned
     from compilers.program import Program
     from semantics.ir import Graph
 

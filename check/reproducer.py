@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,13 @@ REPLAY = "accv fuzz --replay {folder}"
 
 def write_reproducer(folder: Path, target: str, graph: Graph, verdict: Verdict, seed: int, *,
                      program: Program | Partitioned | None = None, signature: str | None = None,
-                     reduced: tuple[int, int, int] | None = None) -> str:
+                     reduced: tuple[int, int, int] | None = None, host: bool | None = None,
+                     withhold: Sequence[str] = ()) -> str:
     """Write the reproducer of ``verdict`` (a failure of ``graph`` on ``target``) into ``folder``
     (replaced if it exists); ``reduced``: (operators before, after, input elements zeroed) of a
-    reduced graph. Returns the replay command."""
+    reduced graph; ``host`` / ``withhold``: how the graph was compiled (host partitioning, default
+    whether ``program`` is partitioned; instructions withheld), which the replay repeats. Returns
+    the replay command."""
     folder = Path(folder)
     if folder.exists():
         shutil.rmtree(folder)
@@ -63,7 +67,9 @@ def write_reproducer(folder: Path, target: str, graph: Graph, verdict: Verdict, 
                                             else print_asm(program))
     meta: dict[str, Any] = {"target": target, "backend": backend, "seed": seed, "signature": signature,
                             "inputs": None if xs is None else len(xs), "outcome": verdict.outcome,
-                            "reason": verdict.reason, "host": isinstance(program, Partitioned)}
+                            "reason": verdict.reason,
+                            "host": isinstance(program, Partitioned) if host is None else host,
+                            "withhold": list(withhold)}
     if reduced is not None:
         meta.update(operators_before=reduced[0], operators_after=reduced[1], inputs_zeroed=reduced[2])
     (folder / "replay.json").write_text(json.dumps(meta, indent=1) + "\n")

@@ -127,8 +127,11 @@ def _write(v: Verdict, repro_dir: Path | None, acc: Accelerator, graph: Graph, s
     if repro_dir is not None:
         from .reproducer import write_reproducer
 
+        from compilers.targets import load_target
+
         v.reproducer = Path(repro_dir)
-        write_reproducer(v.reproducer, acc.name, graph, v, seed, program=program)
+        withheld = sorted(set(load_target(acc.name).instructions) - set(acc.instructions))
+        write_reproducer(v.reproducer, acc.name, graph, v, seed, program=program, withhold=withheld)
 
 
 def _fail(v: Verdict, outcome: str, stage: str, symptom: str, reason: str, backend: str, s: InputSet) -> None:

@@ -27,7 +27,7 @@ proofs only. Either way a rule fires only with a passing proof of its exact text
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from semantics.ir import Graph
@@ -41,7 +41,7 @@ from .errors import Unsupported
 from .isa import Accelerator
 from .program import Program
 
-__all__ = ["PROOF_MODES", "Compiled", "ProofUse", "compile", "forget_rules", "rules_for"]
+__all__ = ["PROOF_MODES", "Compiled", "ProofUse", "compile", "forget_rules", "rules_for", "without"]
 
 #: ``"prove"``: a missing proof is run at the rule's first use; ``"cached"``: cached proofs only
 PROOF_MODES = ("prove", "cached")
@@ -95,7 +95,8 @@ class Compiled:
 def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
             cost: Callable[[Program], float] | None = None, rules: IrRules | None = None,
             log: Callable[[str], None] | None = None, n: float = 2.0, max_iters: int = 12,
-            time_budget: float = 60.0, host: bool = False, host_budget: float = 120.0) -> Compiled:
+            time_budget: float = 60.0, host: bool = False, host_budget: float = 120.0,
+            withhold: Sequence[str] = ()) -> Compiled:
     """Compile ``graph`` for ``target`` (a name or a description) through the middle end and Act
     (module doc).
 
@@ -109,6 +110,10 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
         host: where the target cannot run the whole graph, partition it (:mod:`compilers.partition`):
             the program is then a :class:`~compilers.partition.program.Partitioned` of accelerator
             programs and host steps; ``host_budget`` bounds the partitioner's seconds.
+        withhold: instructions of the target the compile may not use (:func:`without`): how a
+            campaign makes the compiler choose another of the hardware's paths, e.g. Gemmini's
+            output-stationary dataflow with the weight-stationary instructions withheld. Only
+            Act compiles then (the middle end's micro-kernels name their instructions).
 
     Raises:
         Unsupported: the target cannot run the kernel (with ``host``: no region of it); ``skipped``
@@ -118,7 +123,8 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
     from .middle.schedule import TileError
     from .targets import load_target
 
-    acc = target if isinstance(target, Accelerator) else load_target(target)
+    full = target if isinstance(target, Accelerator) else load_target(target)
+    acc = without(full, withhold)
     rules = rules if rules is not None else rules_for(acc, proofs)
     gate = rules.gate
     seconds0, proved0, skipped0 = gate.seconds, len(gate.proved_now), set(gate.skipped)
@@ -136,7 +142,7 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
     canonical = canonicalize(graph, gate).graph
     try:
         try:
-            tiled = compile_tiled(canonical, acc, block, original=graph)
+            tiled = None if withhold else compile_tiled(canonical, acc, block, original=graph)
         except TileError as e:
             raise Unsupported(e.reason) from None
         if tiled is not None:
@@ -149,7 +155,8 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
         if not host:
             raise Unsupported(e.why, skipped=use().skipped) from None
         gate.log = old_log
-        return _partitioned(graph, acc, e, cost, rules, log, n, max_iters, time_budget, host_budget, use)
+        return _partitioned(graph, full, e, cost, log, n, max_iters, time_budget, host_budget, use, proofs,
+                            tuple(withhold))
     finally:
         gate.log = old_log
     program = res.program
@@ -159,10 +166,10 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
 
 
 def _partitioned(graph: Graph, acc: Accelerator, whole: Unsupported, cost: Callable[[Program], float] | None,
-                 rules: IrRules, log: Callable[[str], None] | None, n: float, max_iters: int, time_budget: float,
-                 host_budget: float, use: Callable[[], ProofUse]) -> Compiled:
+                 log: Callable[[str], None] | None, n: float, max_iters: int, time_budget: float,
+                 host_budget: float, use: Callable[[], ProofUse], proofs: str, withhold: tuple[str, ...]) -> Compiled:
     """``graph`` partitioned between ``acc`` and the host (``whole``: why ``acc`` cannot run it
-    whole); each region compiled by :func:`compile` without ``host``."""
+    whole); each region compiled by :func:`compile` without ``host`` (and with ``withhold``)."""
     import time
 
     from .partition.search import partition
@@ -170,8 +177,8 @@ def _partitioned(graph: Graph, acc: Accelerator, whole: Unsupported, cost: Calla
     t0 = time.perf_counter()
 
     def region(g: Graph) -> Program:
-        return compile(g, acc, rules=rules, cost=cost, log=log, n=n, max_iters=max_iters,
-                       time_budget=time_budget).program
+        return compile(g, acc, proofs=proofs, cost=cost, log=log, n=n, max_iters=max_iters,
+                       time_budget=time_budget, withhold=withhold).program
 
     try:
         p = partition(graph, acc.name, region, whole, host_budget)
@@ -180,7 +187,33 @@ def _partitioned(graph: Graph, acc: Accelerator, whole: Unsupported, cost: Calla
     price = cost or default_cost(acc)
     seconds = time.perf_counter() - t0
     stats = Stats(total=seconds, best_at=seconds, candidates=1)
-    return Compiled(p, acc, sum(price(q) for q in p.programs), stats, 0, use())  # type: ignore[arg-type]
+    return Compiled(p, without(acc, withhold), sum(price(q) for q in p.programs), stats, 0, use())  # type: ignore[arg-type]
+
+
+_WITHOUT: dict[tuple[int, tuple[str, ...]], tuple[Accelerator, Accelerator]] = {}
+
+
+def without(acc: Accelerator, names: Sequence[str]) -> Accelerator:
+    """``acc`` with instructions ``names`` withheld: the same target (its name, buffers, backends;
+    its programs run anywhere ``acc``'s do) offering the compiler the other instructions only.
+    Made once per (description, names) in a process, so its rule set is too (:func:`rules_for`).
+    Raises ValueError for a name ``acc`` does not have."""
+    if not names:
+        return acc
+    key = (id(acc), tuple(sorted(set(names))))
+    hit = _WITHOUT.get(key)
+    if hit is not None and hit[0] is acc:
+        return hit[1]
+    unknown = sorted(set(names) - set(acc.instructions))
+    if unknown:
+        raise ValueError(f"{acc.name} has no instruction {', '.join(unknown)} to withhold")
+    import copy
+
+    v = copy.copy(acc)
+    v.instructions = {k: d for k, d in acc.instructions.items() if k not in key[1]}
+    v.tile_only = tuple(t for t in acc.tile_only if t not in key[1])
+    _WITHOUT[key] = (acc, v)
+    return v
 
 
 def _all_exact(acc: Accelerator) -> bool:

@@ -66,11 +66,12 @@ class CampaignArgs:
 
     def spec(self, target: str, i: int, coverage_folder: str | None = None) -> CaseSpec:
         be = tuple(b for b in self.backends if _offers(target, b)) if self.backends else ()
-        from .opsets import CAMPAIGN_GENERATORS
+        from .opsets import CAMPAIGN_GENERATORS, GENERATOR_WITHHOLD
 
         gens = self.generators or CAMPAIGN_GENERATORS.get(target, ("nnsmith", "gen"))
-        return CaseSpec(target, self.seed + i, gens[i % len(gens)], be, self.max_nodes,
-                        self.proofs, coverage_folder, self.host)
+        gen = gens[i % len(gens)]
+        return CaseSpec(target, self.seed + i, gen, be, self.max_nodes, self.proofs, coverage_folder, self.host,
+                        GENERATOR_WITHHOLD.get((target, gen), ()))
 
 
 def _offers(target: str, backend: str) -> bool:

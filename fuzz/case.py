@@ -22,7 +22,7 @@ from .store import Case
 
 __all__ = ["GENERATORS", "CaseSpec", "generate_graph", "run_case", "warm"]
 
-GENERATORS = ("nnsmith", "gen", "blocks", "layers")
+GENERATORS = ("nnsmith", "gen", "blocks", "layers", "layers_os")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class CaseSpec:
     proofs: str = "prove"                # "prove": prove a missing rule instantiation at first use (as accv compile); "cached": only proven ones
     rtl_coverage: str | None = None      # collect RTL coverage into this folder (fuzz/rtl_coverage.py)
     host: bool = False                   # partition a graph the target cannot run whole (compilers.partition)
+    withhold: tuple[str, ...] = ()       # instructions the compiler may not use (fuzz.opsets.GENERATOR_WITHHOLD)
 
 
 def warm(targets: tuple[str, ...], backends: tuple[str, ...] = (), rtl_coverage: bool = False) -> dict[str, float]:
@@ -84,10 +85,10 @@ def generate_graph(spec: CaseSpec) -> Graph:
         from .blocks import blocks_graph
 
         return blocks_graph(spec.target, spec.seed, spec.max_nodes)
-    if spec.generator == "layers":
+    if spec.generator in ("layers", "layers_os"):
         from .layers_gen import layers_graph
 
-        return layers_graph(spec.target, spec.seed, spec.max_nodes)
+        return layers_graph(spec.target, spec.seed, spec.max_nodes, block16=spec.generator == "layers_os")
     raise ValueError(f"unknown generator '{spec.generator}' (known: {', '.join(GENERATORS)})")
 
 
@@ -117,6 +118,7 @@ def _run_case(spec: CaseSpec) -> Case:
     from check.evaluate import evaluate_graph
 
     gen_s = time.perf_counter() - t0
-    v = evaluate_graph(spec.target, graph, spec.backends, spec.seed, spec.proofs, host=spec.host)
+    v = evaluate_graph(spec.target, graph, spec.backends, spec.seed, spec.proofs, host=spec.host,
+                       withhold=spec.withhold)
     v.timings = {k: round(x, 6) for k, x in {"gen": gen_s, **v.timings, "total": time.perf_counter() - t0}.items()}
     return Case(spec.target, spec.seed, spec.generator, v, text)

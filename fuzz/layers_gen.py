@@ -5,12 +5,17 @@ NNSmith's and :mod:`semantics.gen`'s graphs have small random shapes and operato
 their cases reach a systolic array or a tile multiply, and with the whole-graph rule most were
 ``unsupported``. This generator writes what users' layers look like around those units (seed 000's
 workloads, jax's int8 and bf16 layers), so that with host partitioning (:mod:`compilers.partition`)
-every case offloads its matrix work and its neighbours land wherever the compiler can run them:
+every case offloads its matrix work and its neighbours land wherever the compiler can run them.
+Every chain starts with its matrix work (a linear layer, a gemm):
 
 - **gemmini**: an ``s8[16m, 16k]`` input; steps: an int8 linear layer (``s8 x s8 -> s32`` dot,
-  its weights at times in PyTorch's layout, ``x @ w.T``, and a tail: saturate, ReLU, bias add, or the wraparound low byte), an ``s8 x s8 -> s8`` dot, a
+  its weights at times in PyTorch's layout, ``x @ w.T``, and a tail: saturate, ReLU, an s32 bias
+  row or an s8 bias matrix added, or the wraparound low byte), an ``s8 x s8 -> s8`` dot, a
   wraparound add, a saturating residual add, a ReLU, a clamp with odd bounds, a column sum
   broadcast back, a square transpose;
+  With ``block16`` (the ``layers_os`` cases, compiled with Gemmini's weight-stationary
+  instructions withheld: fuzz/opsets.py) every product is one 16-deep block (K = N = 16) with a
+  saturating tail, what the output-stationary dataflow computes;
 - **amx**: the same int8 chain (K a multiple of 64, the tile's row of bytes; its input u8 at
   times, the first layer then a ``u8 x s8`` product, TDPBUSD's) or a bf16 one
   (``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias add, a row sum);
@@ -90,10 +95,13 @@ def _sat8(t: _Text, y: str, shape: str, relu: bool = False) -> str:
 
 
 def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_only: bool,
-                u8_input: bool = False) -> str:
+                u8_input: bool = False, saturating: bool = False) -> str:
     """An int8 chain on ``s8[m, k]`` (module doc); ``ks``: the widths a linear layer may give;
     ``u8_input``: the input is ``u8`` and the first layer reads it as jax writes a mixed-type
-    product (both operands converted to s32, then the dot)."""
+    product (both operands converted to s32, then the dot); ``saturating``: products only with
+    saturating tails (saturate, ReLU, an s8 bias matrix; no wraparound low byte, no ``s8 -> s8``
+    dot) and weights as they are (no ``x @ w.T``). The first step is a linear
+    layer: every chain has matrix work."""
     rng = t.rng
     x = t.param(f"{'u8' if u8_input else 's8'}[{m},{k}]")
     if u8_input:
@@ -103,17 +111,17 @@ def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_
         y = t.op("dot", f"s32[{m},{ks[0]}]", f"dot({a32}, {w32}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
         x, k = _sat8(t, y, f"{m},{ks[0]}", relu=bool(rng.random() < 0.5)), ks[0]
     names = ("linear", "wrapdot", "add", "residual", "relu", "clamp", "colsum", "transpose")
-    p = (0.34, 0.08 if not wide_only else 0.0, 0.12, 0.1, 0.1, 0.08, 0.1, 0.08)
+    p = (0.34, 0.08 if not (wide_only or saturating) else 0.0, 0.12, 0.1, 0.1, 0.08, 0.1, 0.08)
     p = tuple(v / sum(p) for v in p)
-    for _ in range(steps):
-        step = _pick(rng, names, p)
+    for i in range(steps):
+        step = "linear" if i == 0 and not u8_input else _pick(rng, names, p)
         shape = f"{m},{k}"
         if step == "transpose" and m != k:
             step = "linear"
         if step in ("linear", "wrapdot"):
             n = int(rng.choice(ks))
             out = f"{m},{n}"
-            if rng.random() < 0.2:      # PyTorch's layout: x @ w.T
+            if not saturating and rng.random() < 0.2:      # PyTorch's layout: x @ w.T
                 w = t.param(f"s8[{n},{k}]")
                 dims = "lhs_contracting_dims={1}, rhs_contracting_dims={1}"
             else:
@@ -123,11 +131,15 @@ def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_
                 x = t.op("dot", f"s8[{out}]", f"dot({x}, {w}), {dims}")
             else:
                 y = t.op("dot", f"s32[{out}]", f"dot({x}, {w}), {dims}")
-                tail = _pick(rng, ("sat", "relu", "bias", "wrap"), (0.35, 0.25, 0.25, 0.15))
+                tail = _pick(rng, ("sat", "relu", "bias", "bias8", "wrap"),
+                             (0.3, 0.2, 0.2, 0.15, 0.15) if not saturating else (0.4, 0.3, 0.0, 0.3, 0.0))
                 if tail == "bias":
                     b = t.param(f"s32[{n}]")
                     bb = t.op("broadcast", f"s32[{out}]", f"broadcast({b}), dimensions={{1}}")
                     y = t.op("add", f"s32[{out}]", f"add({y}, {bb})")
+                elif tail == "bias8":       # an int8 bias matrix, widened (the array adds it as D)
+                    b = t.op("convert", f"s32[{out}]", f"convert({t.param(f's8[{out}]')})")
+                    y = t.op("add", f"s32[{out}]", f"add({y}, {b})")
                 x = (t.op("convert", f"s8[{out}]", f"convert({y})") if tail == "wrap"
                      else _sat8(t, y, out, relu=tail == "relu"))
             k = n
@@ -156,8 +168,8 @@ def _bf16_chain(t: _Text, steps: int, m: int, k: int) -> str:
     """A bf16 chain on ``bf16[m, k]`` for AMX's TDPBF16PS (module doc)."""
     rng = t.rng
     x = t.param(f"bf16[{m},{k}]")
-    for _ in range(steps):
-        step = _pick(rng, ("linear", "relu", "bias", "rowsum"), (0.5, 0.2, 0.15, 0.15))
+    for i in range(steps):
+        step = "linear" if i == 0 else _pick(rng, ("linear", "relu", "bias", "rowsum"), (0.5, 0.2, 0.15, 0.15))
         shape = f"{m},{k}"
         if step == "linear":
             n = int(rng.choice((32, 64)))
@@ -183,8 +195,9 @@ def _qkv_chain(t: _Text, steps: int) -> str:
     ty = f"bf16[{rows},64]"
     x = t.param(ty)
     after_dot = False
-    for _ in range(steps):
-        step = _pick(rng, ("dot", "softmax", "jax_softmax", "scale", "transpose"), (0.45, 0.15, 0.2, 0.1, 0.1))
+    for i in range(steps):
+        step = "dot" if i == 0 else _pick(rng, ("dot", "softmax", "jax_softmax", "scale", "transpose"),
+                                          (0.45, 0.15, 0.2, 0.1, 0.1))
         if step in ("softmax", "jax_softmax") and not after_dot:
             step = "dot"
         if step == "transpose" and rows != 64:
@@ -212,14 +225,18 @@ def _qkv_chain(t: _Text, steps: int) -> str:
     return x
 
 
-def layers_graph(target: str, seed: int, max_nodes: int = 5) -> Graph:
-    """A random layer chain for ``target`` (module doc); raises ValueError for another target."""
-    if target not in LAYER_TARGETS:
+def layers_graph(target: str, seed: int, max_nodes: int = 5, block16: bool = False) -> Graph:
+    """A random layer chain for ``target`` (module doc); raises ValueError for another target.
+    ``block16`` (gemmini): every product one 16-deep block (K = N = 16) with a saturating tail:
+    what Gemmini's output-stationary dataflow computes (the ``layers_os`` cases)."""
+    if target not in LAYER_TARGETS or (block16 and target != "gemmini"):
         raise ValueError(f"layers: no layer shapes for target '{target}' (known: {', '.join(LAYER_TARGETS)})")
     rng = np.random.default_rng([seed, 11])
     t = _Text(rng)
     steps = int(rng.integers(1, max(2, max_nodes)))
-    if target == "gemmini":
+    if target == "gemmini" and block16:
+        root = _int8_chain(t, steps, int(rng.choice((16, 32))), 16, (16,), False, saturating=True)
+    elif target == "gemmini":
         root = _int8_chain(t, steps, int(rng.choice((16, 32))), int(rng.choice((16, 32, 64))), (16, 32), False)
     elif target == "amx":
         if rng.random() < 0.35:

@@ -124,18 +124,18 @@ class Reduced:
 
 
 def reduce_case(target: str, graph: Graph, backends: tuple[str, ...], seed: int, proofs: str = "prove",
-                budget_s: float = 120.0, host: bool = False) -> Reduced | None:
-    """Reduce a failing graph (module docstring); None when it does not fail (any more). ``host``:
-    compile with host partitioning, as the campaign that found it did."""
+                budget_s: float = 120.0, host: bool = False, withhold: tuple[str, ...] = ()) -> Reduced | None:
+    """Reduce a failing graph (module docstring); None when it does not fail (any more). ``host``,
+    ``withhold``: compile as the campaign that found it did."""
     t0 = time.monotonic()
-    first = evaluate_graph(target, graph, backends, seed, proofs, host=host)
+    first = evaluate_graph(target, graph, backends, seed, proofs, host=host, withhold=withhold)
     sig = first.signature(target)
     if sig is None:
         return None
 
     def same(g: Graph, sets: list[InputSet] | None = None) -> Verdict | None:
         try:
-            v = evaluate_graph(target, g, backends, seed, proofs, sets=sets, host=host)
+            v = evaluate_graph(target, g, backends, seed, proofs, sets=sets, host=host, withhold=withhold)
         except Exception:  # noqa: BLE001 - a reduced graph the reference cannot evaluate does not reproduce
             return None
         return v if v.signature(target) == sig else None
@@ -174,10 +174,13 @@ def _slug(sig: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", sig).strip("_")[:80]
 
 
-def write_reduced(folder: Path, target: str, r: Reduced, seed: int, signature: str) -> str:
-    """Write the reproducer of a reduced case into ``folder``; returns the replay command."""
+def write_reduced(folder: Path, target: str, r: Reduced, seed: int, signature: str, host: bool = False,
+                  withhold: tuple[str, ...] = ()) -> str:
+    """Write the reproducer of a reduced case into ``folder`` (``host`` / ``withhold``: as the case
+    was compiled); returns the replay command."""
     return write_reproducer(folder, target, r.graph, r.verdict, seed, signature=signature,
-                            reduced=(r.operators_before, r.operators_after, r.inputs_zeroed))
+                            reduced=(r.operators_before, r.operators_after, r.inputs_zeroed), host=host,
+                            withhold=withhold)
 
 
 def reproducer_dir(db: str | Path, signature: str) -> Path:

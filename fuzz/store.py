@@ -180,6 +180,12 @@ class Store(Aggregates):
                               (campaign, target, seed)).fetchone()
         return row[0] if row and row[0] else None
 
+    def case_generator(self, campaign: int, target: str, seed: int) -> str | None:
+        """The generator of one case (None when the case is not stored)."""
+        row = self.db.execute("SELECT generator FROM cases WHERE campaign = ? AND target = ? AND seed = ?",
+                              (campaign, target, seed)).fetchone()
+        return str(row[0]) if row else None
+
     def bucket_signatures(self, campaign: int) -> set[str]:
         return {b for (b,) in self.db.execute("SELECT DISTINCT bucket FROM cases WHERE campaign = ? AND bucket IS NOT "
                                                "NULL", (campaign,))}

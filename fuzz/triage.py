@@ -22,8 +22,8 @@ __all__ = ["Comparison", "compare_with_previous", "triage"]
 
 
 def _reduce_job(target: str, text: str, backends: tuple[str, ...], seed: int, proofs: str,
-                budget: float, host: bool = False) -> Reduced | None:
-    return reduce_case(target, parse_hlo(text), backends, seed, proofs, budget, host)
+                budget: float, host: bool = False, withhold: tuple[str, ...] = ()) -> Reduced | None:
+    return reduce_case(target, parse_hlo(text), backends, seed, proofs, budget, host, withhold)
 
 
 def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs: str = "prove",
@@ -41,7 +41,11 @@ def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs
             graph = store.case_graph(b["campaign"], b["target"], b["seed"])
             if graph is None:
                 continue
-            args = (b["target"], graph, backends, int(b["seed"]), proofs, budget_s, host)
+            from .opsets import GENERATOR_WITHHOLD
+
+            gen = store.case_generator(b["campaign"], b["target"], b["seed"])
+            withhold = GENERATOR_WITHHOLD.get((b["target"], gen or ""), ())
+            args = (b["target"], graph, backends, int(b["seed"]), proofs, budget_s, host, withhold)
             red: Reduced | None
             try:
                 if in_process:
@@ -57,7 +61,7 @@ def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs
                 g = parse_hlo(graph)
                 red = Reduced(g, Verdict("unknown", reason=b["signature"]), operator_count(g), operator_count(g), 0, 0.0)
             folder = reproducer_dir(db, b["signature"])
-            cmd = write_reduced(folder, b["target"], red, int(b["seed"]), b["signature"])
+            cmd = write_reduced(folder, b["target"], red, int(b["seed"]), b["signature"], host, withhold)
             store.set_reproducer(b["signature"], str(folder), cmd)
         return store.buckets(store.bucket_signatures(campaign))
     finally:

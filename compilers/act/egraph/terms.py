@@ -57,12 +57,42 @@ class Term:
 
     def __hash__(self) -> int:
         # cached: terms are DAGs (a value used twice), and the generated hash would walk every
-        # path through them, exponential in the depth of a chain of such values
+        # path through them, exponential in the depth of a chain of such values; computed
+        # bottom-up without recursion (an e-class representative can be a chain thousands deep)
         h = self.__dict__.get("_hash")
-        if h is None:
-            h = hash((self.info, self.children, self.index, self.ptype))
-            object.__setattr__(self, "_hash", h)
-        return h
+        if h is not None:
+            return h
+        stack: list[tuple[Term, bool]] = [(self, False)]
+        while stack:
+            t, ready = stack.pop()
+            if "_hash" in t.__dict__:
+                continue
+            if ready:
+                kids = tuple(c.__dict__["_hash"] for c in t.children)
+                object.__setattr__(t, "_hash", hash((t.info, kids, t.index, t.ptype)))
+            else:
+                stack.append((t, True))
+                stack.extend((c, False) for c in t.children if "_hash" not in c.__dict__)
+        return self.__dict__["_hash"]
+
+    def __eq__(self, other: object) -> bool:
+        # structural, iterative (deep chains), each pair of shared sub-terms compared once
+        if self is other:
+            return True
+        if not isinstance(other, Term):
+            return NotImplemented
+        seen: set[tuple[int, int]] = set()
+        stack = [(self, other)]
+        while stack:
+            a, b = stack.pop()
+            if a is b or (id(a), id(b)) in seen:
+                continue
+            seen.add((id(a), id(b)))
+            if (hash(a) != hash(b) or a.info != b.info or a.index != b.index or a.ptype != b.ptype
+                    or len(a.children) != len(b.children)):
+                return False
+            stack.extend(zip(a.children, b.children))
+        return True
 
     def __getstate__(self) -> dict:
         # the cached hash is per process (str hashes are salted): never carried along
