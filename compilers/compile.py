@@ -210,6 +210,8 @@ def without(acc: Accelerator, names: Sequence[str]) -> Accelerator:
     import copy
 
     v = copy.copy(acc)
+    for k in [k for k in v.__dict__ if k.startswith("_")]:
+        del v.__dict__[k]       # caches of the whole description (Act's TargetContext) are not the variant's
     v.instructions = {k: d for k, d in acc.instructions.items() if k not in key[1]}
     v.tile_only = tuple(t for t in acc.tile_only if t not in key[1])
     _WITHOUT[key] = (acc, v)

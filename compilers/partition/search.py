@@ -279,7 +279,7 @@ def partition(graph: Graph, target: str, compile_fn: CompileFn, first: Unsupport
     for region, prog in list(compiled.items()):
         if len(prog.instructions) == 0:
             for n in region:
-                s.host[n] = "it compiles to no instruction (its values are the inputs' bytes)"
+                s.host[n] = "its program has no instruction (its values are constants or the inputs' bytes)"
             del compiled[region]
     computes = any(view.arithmetic(n) for r in compiled for n in r)
     for region in list(compiled):

@@ -217,3 +217,37 @@ def test_a_wrong_hand_over_is_caught() -> None:
     steps[k] = replace(steps[k], sub=replace(sub, inputs=sub.inputs[::-1]))
     v = check_program(g, res.acc, replace(p, steps=tuple(steps)), 3, 0, backend=["sim"])
     assert v.outcome == "mismatch" and "output 0" in v.reason
+
+
+def test_withheld_instructions_steer_the_compiler_to_the_other_dataflow() -> None:
+    """With Gemmini's weight-stationary instructions withheld the compiler emits the
+    output-stationary dataflow (which it never picks while both are on offer), and the program
+    checks; a name the target lacks is refused."""
+    from collections import Counter
+
+    from fuzz.opsets import GEMMINI_WS
+
+    g = parse_hlo("""HloModule os
+ENTRY e {
+  a = s8[32,16] parameter(0)
+  b = s8[16,16] parameter(1)
+  a32 = s32[32,16] convert(a)
+  b32 = s32[16,16] convert(b)
+  d = s32[32,16] dot(a32, b32), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = s8[32,16] parameter(2)
+  c32 = s32[32,16] convert(c)
+  e = s32[32,16] add(d, c32)
+  lo = s32[] constant(-128)
+  hi = s32[] constant(127)
+  f = s32[32,16] clamp(lo, e, hi)
+  ROOT g = s8[32,16] convert(f)
+}""")
+    whole = Counter(c.name for c in compile(g, "gemmini", proofs="cached").program.instructions)
+    assert not any(n.endswith("_os") or "_os_" in n for n in whole)
+    res = compile(g, "gemmini", proofs="cached", withhold=GEMMINI_WS)
+    used = Counter(c.name for c in res.program.instructions)
+    assert used["matmul_os"] and used["store_os_acc"] and not set(used) & set(GEMMINI_WS)
+    v = check_program(g, res.acc, res.program, 3, 0, backend=_second("gemmini"))
+    assert v.outcome == "pass", v.reason
+    with pytest.raises(ValueError, match="gemmini has no instruction tdpbssd to withhold"):
+        compile(g, "gemmini", withhold=("tdpbssd",))
