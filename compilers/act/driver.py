@@ -24,6 +24,7 @@ per-instruction cycle estimates.
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -267,7 +268,11 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
         # completeness fallback (§5.2.3, §4.2.3): tiling with the identity instructions
         t = time.perf_counter()
         proof_s, gen_s = rules.gate.seconds, ctx.seconds.get("gen", 0.0)
-        pg, why = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo), isa, ctx=ctx)
+        try:
+            pg, why = _tiled(graph, kernel, acc, rules, tiling_forms(eg, memo), isa, ctx=ctx)
+        except RecursionError:      # a bound like the search's work bounds: demands nested past the stack
+            pg, why = None, Reason("no program found within the tiling search's bounds (its demands nested "
+                                   f"deeper than the interpreter's recursion limit, {sys.getrecursionlimit()})")
         last_reason = why or last_reason
         proof_s, gen_s = rules.gate.seconds - proof_s, ctx.seconds.get("gen", 0.0) - gen_s
         stats.add("proofs", proof_s)

@@ -1030,3 +1030,24 @@ def test_gemmini_writers_of_buffers_have_their_tops() -> None:
     about a minute and a half as lowered, two and a half more normalized)."""
     assert _writer_tops("gemmini", {3, 4, 16}) == {}
     assert _writer_tops("gemmini", {3, 4, 16}, normalized=True) == {}
+
+
+def test_a_search_deeper_than_the_stack_is_an_answer_not_a_crash() -> None:
+    """``(a - b) * 2 - (a - b)`` on s32[19] (an NNSmith campaign graph's region): the e-graph's
+    representative of a class is a chain hundreds deep and the tiling search's demands nested
+    past the interpreter's recursion limit (a RecursionError, a compile crash); it is now the
+    search's bound, exit 3 with the reason."""
+    from compilers.compile import compile
+    from compilers.errors import Unsupported
+    from semantics.hlo_parser import parse_hlo
+
+    g = parse_hlo("""HloModule deep
+ENTRY e {
+  a = s32[19] parameter(0)
+  b = s32[19] parameter(1)
+  s = s32[19] subtract(a, b)
+  t = s32[19] add(s, s)
+  ROOT u = s32[19] subtract(t, s)
+}""")
+    with pytest.raises(Unsupported, match="nested deeper than the interpreter's recursion limit"):
+        compile(g, "amx", proofs="cached")
