@@ -22,7 +22,7 @@ from .store import Case
 
 __all__ = ["GENERATORS", "CaseSpec", "generate_graph", "run_case", "warm"]
 
-GENERATORS = ("nnsmith", "gen", "blocks", "layers", "layers_os")
+GENERATORS = ("nnsmith", "gen", "blocks", "layers", "layers_os", "layers_bias")
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,10 @@ def generate_graph(spec: CaseSpec) -> Graph:
         from .blocks import blocks_graph
 
         return blocks_graph(spec.target, spec.seed, spec.max_nodes)
-    if spec.generator in ("layers", "layers_os"):
+    if spec.generator in ("layers", "layers_os", "layers_bias"):
         from .layers_gen import layers_graph
 
-        return layers_graph(spec.target, spec.seed, spec.max_nodes, block16=spec.generator == "layers_os")
+        return layers_graph(spec.target, spec.seed, spec.max_nodes, block16=spec.generator != "layers")
     raise ValueError(f"unknown generator '{spec.generator}' (known: {', '.join(GENERATORS)})")
 
 

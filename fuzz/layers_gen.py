@@ -13,9 +13,11 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   row or an s8 bias matrix added, or the wraparound low byte), an ``s8 x s8 -> s8`` dot, a
   wraparound add, a saturating residual add, a ReLU, a clamp with odd bounds, a column sum
   broadcast back, a square transpose;
-  With ``block16`` (the ``layers_os`` cases, compiled with Gemmini's weight-stationary
-  instructions withheld: fuzz/opsets.py) every product is one 16-deep block (K = N = 16) with a
-  saturating tail, what the output-stationary dataflow computes;
+  With ``block16`` (the ``layers_os`` and ``layers_bias`` cases, compiled with Gemmini's
+  weight-stationary instructions, resp. its int8 accumulator load, withheld: fuzz/opsets.py)
+  every product is one 16-deep block (K = N = 16) with a saturating tail, an int8 bias matrix
+  half the time, or the last one's raw int32 result: what the output-stationary dataflow and the
+  array's bias input (``matmul_ws_bias_*``) compute;
 - **amx**: the same int8 chain (K a multiple of 64, the tile's row of bytes; its input u8 at
   times, the first layer then a ``u8 x s8`` product, TDPBUSD's) or a bf16 one
   (``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias add, a row sum);
@@ -100,7 +102,8 @@ def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_
     ``u8_input``: the input is ``u8`` and the first layer reads it as jax writes a mixed-type
     product (both operands converted to s32, then the dot); ``saturating``: products only with
     saturating tails (saturate, ReLU, an s8 bias matrix; no wraparound low byte, no ``s8 -> s8``
-    dot) and weights as they are (no ``x @ w.T``). The first step is a linear
+    dot) and weights as they are (no ``x @ w.T``), the last layer's int32 result at times returned
+    as it is. The first step is a linear
     layer: every chain has matrix work."""
     rng = t.rng
     x = t.param(f"{'u8' if u8_input else 's8'}[{m},{k}]")
@@ -132,7 +135,7 @@ def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_
             else:
                 y = t.op("dot", f"s32[{out}]", f"dot({x}, {w}), {dims}")
                 tail = _pick(rng, ("sat", "relu", "bias", "bias8", "wrap"),
-                             (0.3, 0.2, 0.2, 0.15, 0.15) if not saturating else (0.4, 0.3, 0.0, 0.3, 0.0))
+                             (0.3, 0.2, 0.2, 0.15, 0.15) if not saturating else (0.3, 0.2, 0.0, 0.5, 0.0))
                 if tail == "bias":
                     b = t.param(f"s32[{n}]")
                     bb = t.op("broadcast", f"s32[{out}]", f"broadcast({b}), dimensions={{1}}")
@@ -140,6 +143,8 @@ def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_
                 elif tail == "bias8":       # an int8 bias matrix, widened (the array adds it as D)
                     b = t.op("convert", f"s32[{out}]", f"convert({t.param(f's8[{out}]')})")
                     y = t.op("add", f"s32[{out}]", f"add({y}, {b})")
+                if saturating and i == steps - 1 and tail != "relu" and rng.random() < 0.5:
+                    return y        # the last layer's int32 result as it is (the raw accumulator)
                 x = (t.op("convert", f"s8[{out}]", f"convert({y})") if tail == "wrap"
                      else _sat8(t, y, out, relu=tail == "relu"))
             k = n

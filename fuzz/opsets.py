@@ -69,14 +69,18 @@ OPSETS: dict[tuple[str, int], OpSet] = {
 #: it cannot run.
 #: Gemmini's weight-stationary instructions: withheld from the compiler for the ``layers_os``
 #: cases, whose programs then use the output-stationary dataflow (``preload_os`` / ``_zero``,
-#: ``matmul_os``, ``store_os_acc``), which the compiler never picks while both are on offer
+#: ``matmul_os``, ``store_os_acc``), which the compiler never picks while both are on offer. The
+#: ``layers_bias`` cases withhold ``mvin_acc_s8`` (the int8 load into the accumulator), so an int8
+#: bias goes through the array's D input (``matmul_ws_bias_acc`` / ``_spad``)
 GEMMINI_WS = ("matmul_ws_acc", "matmul_ws_spad", "matmul_ws_bias_acc", "matmul_ws_bias_spad", "preload_ws",
               "preload_ws_t")
 #: instructions withheld from the compiler for a (target, generator)'s cases
-GENERATOR_WITHHOLD: dict[tuple[str, str], tuple[str, ...]] = {("gemmini", "layers_os"): GEMMINI_WS}
+GENERATOR_WITHHOLD: dict[tuple[str, str], tuple[str, ...]] = {("gemmini", "layers_os"): GEMMINI_WS,
+                                                              ("gemmini", "layers_bias"): ("mvin_acc_s8",)}
 
 CAMPAIGN_GENERATORS: dict[str, tuple[str, ...]] = {
-    "gemmini": ("layers", "nnsmith", "layers", "layers_os", "layers", "gen", "layers", "layers_os", "layers", "layers"),
+    "gemmini": ("layers", "nnsmith", "layers", "layers_os", "layers_bias", "gen", "layers", "layers_os", "layers_bias",
+                "layers"),
     "qkv": ("blocks", "layers", "blocks", "layers", "blocks", "layers", "blocks", "layers", "blocks", "nnsmith"),
     "amx": ("layers", "nnsmith", "layers", "layers", "layers", "gen", "layers", "layers", "layers", "layers"),
 }

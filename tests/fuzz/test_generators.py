@@ -57,7 +57,7 @@ def test_campaigns_draw_most_cases_from_generators_that_reach_the_matrix_units()
     a = CampaignArgs(targets=("qkv", "gemmini"), cases=10)
     assert [a.spec("qkv", i).generator for i in range(10)].count("nnsmith") == 1
     gens = [a.spec("gemmini", i).generator for i in range(10)]
-    assert gens.count("nnsmith") == gens.count("gen") == 1 and gens.count("layers_os") == 2
+    assert gens.count("nnsmith") == gens.count("gen") == 1 and gens.count("layers_os") == gens.count("layers_bias") == 2
     assert a.spec("gemmini", gens.index("layers_os")).withhold == GEMMINI_WS
     assert a.spec("gemmini", gens.index("layers")).withhold == ()
     assert CampaignArgs(generators=("gen",)).spec("qkv", 0).generator == "gen"
