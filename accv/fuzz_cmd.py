@@ -78,7 +78,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     res = run_campaign(ca, args.db, workers=args.workers, scheduler=args.scheduler,
                        progress=sys.stderr.isatty())
     if not args.no_reduce:
-        triage(args.db, res.campaign, ca.backends, ca.proofs, in_process=args.workers <= 0, host=ca.host)
+        triage(args.db, res.campaign, ca.backends, ca.proofs, in_process=args.workers <= 0)
     cmp = compare_with_previous(args.db, res.campaign)
     what = "resumed" if res.resumed else "ran"
     print(f"accv fuzz: campaign {res.campaign} {what}: {res.new_cases} new case(s) in {res.seconds:.0f} s; "

@@ -466,11 +466,33 @@ def _amx_native_recorded(d: dict, head: str) -> str:
     return "\n".join(out)
 
 
+def act_corpus_host() -> str:
+    """Act's Gemmini fuzz corpus with host partitioning (bench/act_corpus_host.py): how the kernels
+    compiled, the checks per backend, the MACs on the array."""
+    d = _load("act_corpus_host.json")
+    rows = d["rows"]
+    out = ["| kernels | compile | whole | partitioned | " + " | ".join(f"agree on {b}" for b in d["checked"])
+           + " | MACs on the array | kernels with a dot, all its MACs there | operators on the array |",
+           "|---:|---:|---:|---:|" + "---:|" * len(d["checked"]) + "---:|---:|---:|"]
+    agree = " | ".join(f"{d['checked'][b]} ({d['passed'][b]} pass)" for b in d["checked"])
+    out.append(f"| {d['kernels']} | {d['compiled']} | {sum(r['status'] == 'whole' for r in rows)} | "
+               f"{sum(r['status'] == 'partitioned' for r in rows)} | {agree} | "
+               f"{d['macs_acc']:,} of {d['macs_total']:,} ({100 * d['macs_acc'] / max(d['macs_total'], 1):.1f}%) | "
+               f"{d['all_macs_on_array']} of {d['kernels_with_dots']} | "
+               f"{d['ops_acc']:,} of {d['ops_total']:,} ({100 * d['ops_acc'] / max(d['ops_total'], 1):.1f}%) |")
+    bad = [r for r in rows if r["status"] == "unsupported" or any(
+        str(r.get(b, "")) not in ("pass", "degenerate") for b in d["checked"])]
+    for r in bad:
+        out.append(f"\n{r['kernel']}: " + (r.get("reason") or "; ".join(f"{b} {r.get(b)}" for b in d["checked"])))
+    out += ["", _provenance(d)]
+    return "\n".join(out)
+
+
 #: table name -> renderer (the name is what a ``<!-- table:NAME -->`` marker holds)
 TABLES: dict[str, Callable[[], str]] = {f.__name__: f for f in (
     compile_time_paper, compile_time_vnni, compile_time_stress, fuzz_outcome, random_campaigns,
     composite_movement, amx_emulated, fuzz_throughput, prove_library, xla_simplifier, report_scale, tiling_random,
-    tiling_layers, tiling_rtl, tiling_conv, tiling_bf16, amx_native, real_layers)}
+    tiling_layers, tiling_rtl, tiling_conv, tiling_bf16, amx_native, real_layers, act_corpus_host)}
 
 
 def render(name: str) -> str:

@@ -27,14 +27,17 @@ def _reduce_job(target: str, text: str, backends: tuple[str, ...], seed: int, pr
 
 
 def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs: str = "prove",
-           budget_s: float = 120.0, in_process: bool = False, host: bool = False) -> list[dict]:
+           budget_s: float = 120.0, in_process: bool = False, host: bool | None = None) -> list[dict]:
     """Reduce and write a reproducer for each bucket of ``campaign`` that lacks one (``host``: its
-    cases were compiled with host partitioning, and so are the reductions); returns the
-    campaign's buckets (store rows) afterwards."""
+    cases were compiled with host partitioning, and so are the reductions; default: as the
+    campaign's stored arguments say); returns the campaign's buckets (store rows) afterwards."""
     from check.verdict import Verdict
 
     store = Store(db)
     try:
+        if host is None:
+            args = next((a for i, a, _, _ in store.campaign_rows() if i == campaign), {})
+            host = bool(args.get("host", False))
         for b in store.buckets(store.bucket_signatures(campaign)):
             if b["reproducer"]:
                 continue

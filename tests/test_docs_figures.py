@@ -47,7 +47,8 @@ def test_every_table_is_used_and_every_result_is_read() -> None:
     expected = {"compile_time_paper.json", "compile_time_vnni.json", "compile_time_stress.json",
                 "compile_time_fuzz.json", "composite_movement.json", "amx_emulated.json",
                 "fuzz_throughput.json", "prove_library.json", "prove_library_before.json", "prove_library_full.json", "xla_simplifier.json",
-                "report_scale.json", "tiling_gemm.json", "tiling_conv.json", "tiling_gemm_bf16.json", "real_layers.json"}
+                "report_scale.json", "tiling_gemm.json", "tiling_conv.json", "tiling_gemm_bf16.json", "real_layers.json",
+                "act_corpus_host.json"}
     optional = {"amx_native.json"}      # a native run on an AMX host (docs/amx.md); its table says when absent
     randoms = {p for p in read if p.startswith("random_")}
     assert expected <= read and randoms, f"missing results: {expected - read or 'random_*.json'}"
