@@ -125,9 +125,9 @@ def check_program(graph: Graph, acc: Accelerator, program: Program | Partitioned
 def _write(v: Verdict, repro_dir: Path | None, acc: Accelerator, graph: Graph, seed: int,
            program: Program | Partitioned) -> None:
     if repro_dir is not None:
-        from .reproducer import write_reproducer
-
         from compilers.targets import load_target
+
+        from .reproducer import write_reproducer
 
         v.reproducer = Path(repro_dir)
         withheld = sorted(set(load_target(acc.name).instructions) - set(acc.instructions))

@@ -91,7 +91,7 @@ class Term:
             if (hash(a) != hash(b) or a.info != b.info or a.index != b.index or a.ptype != b.ptype
                     or len(a.children) != len(b.children)):
                 return False
-            stack.extend(zip(a.children, b.children))
+            stack.extend(zip(a.children, b.children, strict=True))
         return True
 
     def __getstate__(self) -> dict:
