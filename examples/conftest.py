@@ -1,7 +1,8 @@
-"""The example regression suite (docs/regression.md): the paper corpus kernels, each with its
-expectations in its ``// accv:`` header, collected by the accv pytest plugin through the
-``accv_kernels`` option in pyproject.toml. Its RTL items are also marked slow, so the default test
-run checks the simulator and ``pytest --runslow`` adds the Verilated RTL."""
+"""The example suites (docs/regression.md): examples/regression (the paper corpus kernels) and
+examples/partition (layers jax users write, partitioned), each kernel with its expectations in its
+``// accv:`` header, collected by the accv pytest plugin through the ``accv_kernels`` option in
+pyproject.toml. Their RTL items are also marked slow, so the default test run checks the
+simulator and ``pytest --runslow`` adds the Verilated RTL."""
 
 from __future__ import annotations
 
