@@ -52,6 +52,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(fn=cmd_fuzz)
 
 
+def _need_extra(args: argparse.Namespace) -> None:
+    """One line naming the extra to install where a campaign needs a module it lacks (worker
+    processes, and the reducer run beside them: pebble; ``--scheduler``: dask's distributed),
+    before anything runs."""
+    import importlib.util
+
+    need = []
+    if args.workers > 0:
+        need.append(("pebble", "fuzz"))
+    if args.scheduler:
+        need.append(("distributed", "dask"))
+    for module, extra in need:
+        if importlib.util.find_spec(module) is None:
+            raise InputError(f"accv fuzz needs the '{extra}' extra ({module} is not installed): "
+                             f"pip install 'accv[{extra}]' (or --workers 0: the cases in this process, without timeouts)"
+                             if module == "pebble" else
+                             f"accv fuzz --scheduler needs the '{extra}' extra ({module} is not installed): "
+                             f"pip install 'accv[{extra}]'")
+
+
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.replay:
         from check.evaluate import replay
@@ -61,6 +81,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         v = replay(args.replay)
         print(f"{args.replay}: {v.outcome}" + (f": {v.reason}" if v.reason else ""))
         return 1 if v.failed else 0
+    _need_extra(args)
     from compilers.targets import TARGETS
     from fuzz.campaign import CampaignArgs, report_lines, run_campaign
     from fuzz.triage import compare_with_previous, triage

@@ -185,3 +185,16 @@ def test_compile_partitions_prints_the_placement_and_no_host_exits_3(capsys, tmp
     assert main(["compile", k, "--target", "gemmini", "--no-host", "-o", str(o), "--proofs", "cached"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("accv: no instruction computes") and err.count("\n") == 1
+
+
+def test_fuzz_without_its_extra_is_one_line_naming_it(tmp_path: Path, capsys, monkeypatch) -> None:
+    """``accv fuzz`` on an install without the ``fuzz`` extra: one line naming the extra, exit 2,
+    before any case runs (it was a ModuleNotFoundError traceback)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pebble" else real(name, *a))
+    assert main(["fuzz", "--target", "gemmini", "--cases", "1", "--db", str(tmp_path / "r.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs the 'fuzz' extra (pebble is not installed): pip install 'accv[fuzz]'" in err
+    assert not (tmp_path / "r.sqlite").exists()
