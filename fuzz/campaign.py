@@ -131,8 +131,19 @@ def case_in_pool(spec: CaseSpec, timeout: float, pool: object | None = None) -> 
 
 def died(spec: CaseSpec, outcome: str, symptom: str, reason: str, seconds: float) -> Case:
     """The row of a case whose worker could not report it: ``timeout`` (killed) or ``crash``
-    (the process died); its bucket is :func:`check.verdict.signature`'s like every other."""
-    return Case(spec.target, spec.seed, spec.generator, Verdict(outcome, None, symptom, reason, {"total": seconds}))
+    (the process died); its bucket is :func:`check.verdict.signature`'s like every other. Its graph
+    is generated again here from the seed (the generators are deterministic in it), so the row
+    keeps it and the bucket gets a reproducer like any other."""
+    from semantics.hlo_printer import print_hlo
+
+    from .case import generate_graph
+
+    try:
+        text: str | None = print_hlo(generate_graph(spec))
+    except Exception:  # noqa: BLE001 - a generator that gives nothing now leaves the row without a graph
+        text = None
+    return Case(spec.target, spec.seed, spec.generator, Verdict(outcome, None, symptom, reason, {"total": seconds}),
+                text)
 
 
 def _collect(spec: CaseSpec, fut: Future, timeout: float, FutTimeout: type, ProcessExpired: type) -> Case:

@@ -49,9 +49,11 @@ def triage(db: str | Path, campaign: int, backends: tuple[str, ...] = (), proofs
             gen = store.case_generator(b["campaign"], b["target"], b["seed"])
             withhold = GENERATOR_WITHHOLD.get((b["target"], gen or ""), ())
             args = (b["target"], graph, backends, int(b["seed"]), proofs, budget_s, host, withhold)
-            red: Reduced | None
+            red: Reduced | None = None
             try:
-                if in_process:
+                if b["signature"].split(" | ")[1] in ("timeout", "crash"):
+                    pass        # a case that hangs or kills its worker: its whole graph is the reproducer
+                elif in_process:
                     red = _reduce_job(*args)
                 else:
                     from pebble import ProcessPool

@@ -46,6 +46,17 @@ def test_hung_and_crashing_cases_are_recorded(db, monkeypatch):
     assert rows[3].outcome == "crash" and "SIGSEGV" in rows[3].verdict.symptom
     assert rows[1].bucket == "gemmini | timeout | - | timeout"
     assert rows[0].outcome == rows[4].outcome == "pass"
+    # the coordinator regenerates a dead case's graph from its seed; its bucket gets a reproducer
+    from fuzz.case import generate_graph
+    from fuzz.triage import triage
+    from semantics.hlo_printer import print_hlo
+
+    args = CampaignArgs(targets=("gemmini",), cases=5, timeout=2)
+    for seed in (1, 2, 3):
+        assert rows[seed].graph == print_hlo(generate_graph(args.spec("gemmini", seed - args.seed)))
+    buckets = {b["signature"]: b for b in triage(db, res.campaign, in_process=True)}
+    folder = Path(buckets["gemmini | timeout | - | timeout"]["reproducer"])
+    assert (folder / "kernel.hlo").read_text().endswith(rows[1].graph)
 
 
 _DRIVER = textwrap.dedent("""
