@@ -41,7 +41,7 @@ from .errors import Unsupported
 from .isa import Accelerator
 from .program import Program
 
-__all__ = ["PROOF_MODES", "Compiled", "ProofUse", "compile", "forget_rules", "rules_for", "without"]
+__all__ = ["PROOF_MODES", "REGION_TRIES", "Compiled", "ProofUse", "compile", "forget_rules", "rules_for", "without"]
 
 #: ``"prove"``: a missing proof is run at the rule's first use; ``"cached"``: cached proofs only
 PROOF_MODES = ("prove", "cached")
@@ -96,7 +96,7 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
             cost: Callable[[Program], float] | None = None, rules: IrRules | None = None,
             log: Callable[[str], None] | None = None, n: float = 2.0, max_iters: int = 12,
             time_budget: float = 60.0, host: bool = False, host_budget: float = 120.0,
-            withhold: Sequence[str] = ()) -> Compiled:
+            withhold: Sequence[str] = (), tries: int | None = None) -> Compiled:
     """Compile ``graph`` for ``target`` (a name or a description) through the middle end and Act
     (module doc).
 
@@ -114,6 +114,9 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
             campaign makes the compiler choose another of the hardware's paths, e.g. Gemmini's
             output-stationary dataflow with the weight-stationary instructions withheld. Only
             Act compiles then (the middle end's micro-kernels name their instructions).
+        tries: the tiling search's work bound (instruction tries; default
+            ``Tiler.MAX_TRIES``). The partitioner compiles its regions with
+            :data:`REGION_TRIES`.
 
     Raises:
         Unsupported: the target cannot run the kernel (with ``host``: no region of it); ``skipped``
@@ -137,7 +140,7 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
                         tuple(sorted(gate.skipped - skipped0)))
 
     def block(g: Graph) -> Program:
-        return compile_graph(g, acc, cost, n, max_iters, rules, time_budget).program
+        return compile_graph(g, acc, cost, n, max_iters, rules, time_budget, tries).program
 
     canonical = canonicalize(graph, gate).graph
     try:
@@ -150,7 +153,7 @@ def compile(graph: Graph, target: str | Accelerator, *, proofs: str = "prove",
                           best_at=tiled.seconds, candidates=1)
             res = ActResult(tiled.program, (cost or default_cost(acc))(tiled.program), stats, 0)
         else:
-            res = compile_graph(graph, acc, cost, n, max_iters, rules, time_budget)
+            res = compile_graph(graph, acc, cost, n, max_iters, rules, time_budget, tries)
     except Unsupported as e:
         if not host:
             raise Unsupported(e.why, skipped=use().skipped) from None
@@ -178,7 +181,7 @@ def _partitioned(graph: Graph, acc: Accelerator, whole: Unsupported, cost: Calla
 
     def region(g: Graph) -> Program:
         return compile(g, acc, proofs=proofs, cost=cost, log=log, n=n, max_iters=max_iters,
-                       time_budget=time_budget, withhold=withhold).program
+                       time_budget=time_budget, withhold=withhold, tries=REGION_TRIES).program
 
     try:
         p = partition(graph, acc.name, region, whole, host_budget)
@@ -188,6 +191,15 @@ def _partitioned(graph: Graph, acc: Accelerator, whole: Unsupported, cost: Calla
     seconds = time.perf_counter() - t0
     stats = Stats(total=seconds, best_at=seconds, candidates=1)
     return Compiled(p, without(acc, withhold), sum(price(q) for q in p.programs), stats, 0, use())  # type: ignore[arg-type]
+
+
+#: the tiling search's work bound (instruction tries, demands) for each region the partitioner
+#: compiles: a region that fails, fails in seconds, not in the ~20 s the whole bound
+#: (``Tiler.MAX_TRIES``, 20,000) takes on a Gemmini layer chain with a host operator; a region
+#: that compiles needs far fewer (the paper's AMX kernels 258-1,219, K1 at 48 x 48 1,514). Work,
+#: not time: the same graph always gets the same placement. The whole graph's first attempt keeps
+#: the whole bound.
+REGION_TRIES = 3000
 
 
 _WITHOUT: dict[tuple[int, tuple[str, ...]], tuple[Accelerator, Accelerator]] = {}

@@ -75,12 +75,15 @@ class TargetContext(_Memos):
 class CompileContext(_Memos):
     """One compile's memos and timings; the driver makes one per ``compile_graph`` call."""
 
-    __slots__ = ("target", "seconds")
+    __slots__ = ("target", "seconds", "tries")
 
-    def __init__(self, target: TargetContext) -> None:
+    def __init__(self, target: TargetContext, tries: int | None = None) -> None:
         super().__init__()
         self.target = target
         self.seconds: dict[str, float] = {}
+        #: the tiling search's work bound for this compile (instruction tries and demands; None:
+        #: :attr:`Tiler.MAX_TRIES <compilers.act.phase1.tiling.search.Tiler.MAX_TRIES>`)
+        self.tries = tries
 
     def add_time(self, name: str, seconds: float) -> None:
         """Add ``seconds`` to the timer ``name``."""

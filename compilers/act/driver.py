@@ -24,6 +24,7 @@ per-instruction cycle estimates.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -201,7 +202,10 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
     lay = hbm_layout(kernel.inputs, kernel.outputs)
     stats.add("M1", time.perf_counter() - t)
     rules = rules or IrRules.for_target(acc)
-    isa = IsaRules(acc, rules.normalize, cache_key=(rules.insts, rules.gate.prove_missing))
+    # patterns normalized under one set of trusted proofs (the proof cache and lock the gate reads)
+    # are not those of another: a gate over an empty cache refuses the normalizing rules
+    trusted = (os.environ.get("ACCV_PROOF_CACHE"), os.environ.get("ACCV_PROOF_LOCK"))
+    isa = IsaRules(acc, rules.normalize, cache_key=(rules.insts, rules.gate.prove_missing, trusted))
     stats.ir_rules = len(rules.rules)
     parts = ctx.target.memo("pii_parts")
     tried: set[tuple] = set()
@@ -408,12 +412,15 @@ def _fewer_collections() -> Iterator[None]:
 
 def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], float] | None = None,
                   n: float = 2.0, max_iters: int = 12, rules: IrRules | None = None,
-                  time_budget: float = 60.0) -> ActResult:
+                  time_budget: float = 60.0, tries: int | None = None) -> ActResult:
     """Fig. 14a: the cheapest enumerated program; stops when no cheaper one appeared for ``n``
     times the effort the current best took (or the enumeration ends). Effort is counted in
     enumeration rounds, not seconds, so that the result does not depend on the machine's speed
     or load (the same kernel always compiles to the same program); ``time_budget`` seconds is
     only a safety stop.
+
+    ``tries``: the tiling search's work bound for this compile (default
+    :attr:`~.phase1.tiling.search.Tiler.MAX_TRIES`).
 
     ``cost`` (default: :class:`InstructionCost`) maps a program to its cost. A cost model may
     also offer ``bound(pii_graph) -> float | None``: no more than the cost of any program of that
@@ -424,15 +431,16 @@ def compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], floa
 
     Act alone: :func:`compilers.compile.compile` is the compiler's entry (middle end first)."""
     with _fewer_collections():
-        return _compile_graph(graph, acc, cost, n, max_iters, rules, time_budget)
+        return _compile_graph(graph, acc, cost, n, max_iters, rules, time_budget, tries)
 
 
 def _compile_graph(graph: Graph, acc: Accelerator, cost: Callable[[Program], float] | None,
-                   n: float, max_iters: int, rules: IrRules | None, time_budget: float) -> ActResult:
+                   n: float, max_iters: int, rules: IrRules | None, time_budget: float,
+                   tries: int | None = None) -> ActResult:
     cost = cost or default_cost(acc)
     stats = Stats()
     rules = rules or IrRules.for_target(acc)     # backend generation: once per target, not timed here
-    ctx = CompileContext(TargetContext.of(acc))
+    ctx = CompileContext(TargetContext.of(acc), tries)
     t0 = time.perf_counter()
     best: tuple[Program, float, int] | None = None
     best_round = 0
