@@ -68,8 +68,11 @@ def test_unproven_rules_do_not_fire(tmp_path, monkeypatch, capsys) -> None:
     from compilers.compile import forget_rules
 
     forget_rules()      # a rule set memoized by an earlier test of this process may hold the real cache's proofs
-    rc = main(["compile", str(PAPER / "gemmini_gemm.hlo"), "--target", "gemmini", "--proofs", "cached", "--no-host",
-               "-o", str(tmp_path / "out.asm")])
+    try:
+        rc = main(["compile", str(PAPER / "gemmini_gemm.hlo"), "--target", "gemmini", "--proofs", "cached", "--no-host",
+                   "-o", str(tmp_path / "out.asm")])
+    finally:
+        forget_rules()  # nor may a later test of this process get this one's rule set, which refused every rule
     assert rc == 3
     assert "without a passing proof" in capsys.readouterr().err
 
