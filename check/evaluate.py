@@ -38,7 +38,8 @@ __all__ = ["coverage", "evaluate_graph", "replay"]
 
 def coverage(graph: Graph, target: str, program: Any | None) -> dict[str, Any]:
     """``ops``: the graph's operator:dtype pairs; with a program, ``instructions`` (uses per
-    instruction) and ``alpha`` (each instruction.attribute=value of its α domain used); with a
+    instruction), ``alpha`` (each instruction.attribute=value of its α domain used) and
+    ``alpha_class`` (each instruction.attribute:class, :meth:`compilers.isa.InstrDef.alpha_class`); with a
     partitioned one, ``placement`` (:meth:`compilers.partition.program.Split.as_dict`: the shares
     on the accelerator, the bytes handed over, each host operator and why)."""
     ops = sorted({f"{i.opcode}:{i.type.dtype.name}" for i in graph.entry.instructions
@@ -47,11 +48,17 @@ def coverage(graph: Graph, target: str, program: Any | None) -> dict[str, Any]:
     if program is not None:
         acc = load_target(target)
         cov["instructions"] = dict(Counter(c.name for c in program.instructions))
-        alphas = set()
+        alphas, classes = set(), set()
         for c in program.instructions:
-            dom = dict(acc.instructions[c.name].alpha_domain) if c.name in acc.instructions else {}
-            alphas |= {f"{c.name}.{k}={v}" for k, v in c.attrs if k in dom}
+            d = acc.instructions.get(c.name)
+            if d is None:
+                continue
+            env = dict(c.attrs)
+            alphas |= {f"{c.name}.{k}={env[k]}" for k in d.alpha if k in env}
+            if all(k in env for k in d.alpha):
+                classes |= {f"{c.name}.{k}:{d.alpha_class(k, env)}" for k in d.alpha}
         cov["alpha"] = sorted(alphas)
+        cov["alpha_class"] = sorted(classes)
         from compilers.partition.program import whole_split
 
         split = getattr(program, "split", None)

@@ -141,6 +141,49 @@ class InstrDef:
     #: with; two instructions using one register with different shapes conflict (phase 2 keeps
     #: them on different registers)
     config: tuple[tuple[str, tuple[Expr, ...]], ...] = ()
+    #: named classes of an α attribute's values (coverage goals, :meth:`alpha_class`): per
+    #: attribute, (name, predicate over α) in order; a value in none of them is class ``other``
+    classes: tuple[tuple[str, tuple[tuple[str, Expr], ...]], ...] = ()
+
+    def alpha_class(self, a: str, alpha: Mapping[str, int]) -> str:
+        """The class of α attribute ``a``'s value in ``alpha`` (what a campaign's coverage goal
+        counts): the first declared class whose predicate holds (else ``other``); without
+        declared classes, a domain of at most 4 values has one class per value, a larger one
+        three: its least value, its greatest and those between (``1``, ``16``, ``1<v<16``)."""
+        for k, named in self.classes:
+            if k == a:
+                return next((n for n, e in named if e.eval(alpha)), "other")
+        v, dom = int(alpha[a]), self.domain(a)
+        if len(dom) <= 4:
+            return str(v)
+        lo, hi = min(dom), max(dom)
+        return str(v) if v in (lo, hi) else f"{lo}<v<{hi}"
+
+    def class_names(self, a: str) -> tuple[tuple[str, bool], ...]:
+        """Every class of α attribute ``a`` with whether the compiler may choose a value in it
+        (False: no value of the description's ``search`` domain is in it, so no compiled program
+        has it). Declared classes that read only ``a`` are checked on its search values (or
+        domain), with ``other`` where a value is in none of them; declared classes that also
+        read other attributes are taken as the whole list, each reachable."""
+        searched = self.search_values(a)
+        for k, named in self.classes:
+            if k == a:
+                def reach(e: Expr) -> bool:
+                    if searched is None or e.vars() != {a}:
+                        return True
+                    return any(e.eval({a: v}) for v in searched)
+                out = tuple((n, reach(e)) for n, e in named)
+                if set().union(*(e.vars() for _, e in named)) != {a}:
+                    return out      # classes by other attributes too: the description lists them all
+                vals = self.domain(a) if searched is None else searched
+                return out + (("other", any(not any(e.eval({a: v}) for _, e in named) for v in vals)),)
+        dom = self.domain(a)
+        vals = dom if searched is None else searched
+        if len(dom) <= 4:
+            return tuple((str(v), v in vals) for v in dom)
+        lo, hi = min(dom), max(dom)
+        mid = f"{lo}<v<{hi}"
+        return ((str(lo), lo in vals), (mid, any(lo < v < hi for v in vals)), (str(hi), hi in vals))
 
     def search_values(self, a: str) -> tuple[int, ...] | None:
         """The values of α attribute ``a`` the compiler tries (None: it derives them from the
@@ -255,13 +298,16 @@ class Accelerator:
                         cycles: str | int = 1, hbm_bytes: str | int = 0, doc: str = "",
                         search: Mapping[str, Sequence[int]] | None = None, followed_by: Sequence[str] = (),
                         preceded_by: Sequence[str] = (),
-                        config: Mapping[str, Sequence[str | int]] | None = None) -> InstrDef:
+                        config: Mapping[str, Sequence[str | int]] | None = None,
+                        classes: Mapping[str, Mapping[str, str]] | None = None) -> InstrDef:
         """Declare an instruction. ``alpha`` maps each computational attribute to its domain (the
         values the compiler may choose and validation samples from). ``followed_by`` /
         ``preceded_by``: the instructions that must come directly after / before it in a program
         (fused command pairs); the scheduler and the target's encoder both read them. ``config``:
         per register-naming β attribute, the shape (α expressions) the register must be
-        configured with for this instruction (one configuration per program)."""
+        configured with for this instruction (one configuration per program). ``classes``: per α
+        attribute, named classes of its values as predicates over α (coverage goals,
+        :meth:`InstrDef.alpha_class`), e.g. ``{"stride": {"dense": "stride == cols"}}``."""
         where = f"{self.name}.{name}"
         if name in self.instructions:
             raise IsaError("instruction is defined twice", where=where)
@@ -276,7 +322,8 @@ class Accelerator:
                 doc=doc, target=self.name,
                 search=tuple((k, tuple(int(v) for v in vals)) for k, vals in (search or {}).items()),
                 followed_by=tuple(followed_by), preceded_by=tuple(preceded_by),
-                config=tuple((k, _exprs(v)) for k, v in (config or {}).items()))
+                config=tuple((k, _exprs(v)) for k, v in (config or {}).items()),
+                classes=tuple((k, tuple((n, parse_expr(e)) for n, e in v.items())) for k, v in (classes or {}).items()))
         except ExprError as e:
             raise IsaError(str(e), where=where) from None
         self.instructions[name] = ins
@@ -298,6 +345,10 @@ class Accelerator:
         for a in ins.alpha:
             if not ins.domain(a):
                 raise IsaError(f"alpha attribute '{a}' has an empty domain", where=where)
+        for a, named in ins.classes:
+            if a not in ins.alpha or any(e.vars() - set(ins.alpha) for _, e in named):
+                raise IsaError(f"classes of '{a}': only alpha attributes may be classed, by alpha attributes",
+                               where=where)
         fields: list[tuple[str, frozenset[str]]] = []
         for i, s in enumerate(ins.inputs):
             fields.append((f"input {i} ({s.buffer})", s.vars()))

@@ -69,6 +69,13 @@ class Aggregates:
         return [(int(c), b) for c, b in self.db.execute(
             f"SELECT DISTINCT campaign, bucket FROM cases WHERE campaign IN ({_ids(ids)}) AND bucket IS NOT NULL")]
 
+    def generator_coverage(self, campaign: int, target: str, lo: int, hi: int) -> list[tuple[str, dict[str, Any]]]:
+        """(generator, coverage) of ``target``'s cases of ``campaign`` with seeds in [lo, hi), in seed
+        order (what fuzz/guide.py scores)."""
+        return [(str(g), json.loads(c) if c else {}) for g, c in self.db.execute(
+            "SELECT generator, coverage FROM cases WHERE campaign = ? AND target = ? AND seed >= ? AND seed < ? "
+            "ORDER BY seed", (campaign, target, lo, hi))]
+
     # -- one campaign -------------------------------------------------------------------------------
     def outcome_stages(self, campaign: int) -> list[tuple[str, str, str | None, int]]:
         """(target, outcome, stage, cases) of ``campaign``."""

@@ -151,6 +151,21 @@ def _placement(d: ReportData) -> str:
     return "".join(out)
 
 
+def _goals(d: ReportData) -> str:
+    """The coverage goals (fuzz/goals.py): what the campaign's programs used of each package."""
+    if not d.goals:
+        return ""
+    return ("<h3>Coverage goals</h3><p class=note>Per target, the instructions of its package and the classes "
+            "of their α values (docs/fuzzing.md) that the campaign's programs used; a class no value the compiler "
+            "searches is in cannot be hit by any compiled program and is listed apart.</p>" + _table(
+                ["target", "instructions used", "α classes hit", "never used", "α classes never hit",
+                 "classes the compiler never chooses"],
+                [[g.target, f"{len(g.instructions) - len(g.missed_instructions)}/{len(g.instructions)}",
+                  f"{len(g.classes) - len(g.missed_classes)}/{len(g.classes)}",
+                  ", ".join(g.missed_instructions) or "-", ", ".join(g.missed_classes) or "-",
+                  ", ".join(g.unreachable) or "-"] for g in d.goals], {1, 2}))
+
+
 def _coverage(d: ReportData) -> str:
     out = ["<h2 id=coverage>Coverage</h2><h3>Operators and dtypes generated</h3>"
            "<p class=note>Cases whose graph computes the operator in the dtype, per target.</p><div class=grid>"]
@@ -172,6 +187,7 @@ def _coverage(d: ReportData) -> str:
                 rows.append([t, sum(n for _, n in mine), ", ".join(f"{op} {n}" for op, n in mine[:12])
                              + (f", ... {len(mine) - 12} more" if len(mine) > 12 else "")])
         out.append(_table(["target", "cases", "by the operator the compiler could not compute (cases)"], rows, {1}))
+    out.append(_goals(d))
     out.append(_placement(d))
     out.append("<h3>Instructions and attribute values exercised</h3><div class=grid>")
     for t in d.targets:

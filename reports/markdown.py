@@ -47,6 +47,21 @@ def placement_tables(d: ReportData) -> list[str]:
     return out
 
 
+def goal_tables(d: ReportData) -> list[str]:
+    """The coverage goals (fuzz/goals.py): per target the instructions and α classes the
+    campaign's programs used, of the package's, and what was never hit."""
+    if not d.goals:
+        return []
+    out = ["### Coverage goals", ""]
+    out += _table(["target", "instructions used", "α classes hit", "never used", "α classes never hit",
+                   "classes the compiler never chooses"],
+                  [[g.target, f"{len(g.instructions) - len(g.missed_instructions)}/{len(g.instructions)}",
+                    f"{len(g.classes) - len(g.missed_classes)}/{len(g.classes)}",
+                    ", ".join(g.missed_instructions) or "-", ", ".join(g.missed_classes) or "-",
+                    ", ".join(g.unreachable) or "-"] for g in d.goals])
+    return out
+
+
 def render_markdown(d: ReportData, html_name: str | None = None) -> str:
     """The summary; ``html_name`` (the page's file name) is linked when given."""
     c = d.campaign
@@ -77,6 +92,7 @@ def render_markdown(d: ReportData, html_name: str | None = None) -> str:
                      sum(1 for x in d.alpha if x[0] == t),
                      ", ".join([f"{op} {n}" for tt, op, n in d.unsupported if tt == t][:5]) or "-"])
     out += _table(["target", "operator:dtype pairs", "instructions", "α values", "exit 3 by operator (top 5)"], rows)
+    out += goal_tables(d)
     out += placement_tables(d)
     if d.rtl_coverage and d.rtl_coverage["rows"]:
         out += _table(d.rtl_coverage["columns"], d.rtl_coverage["rows"])

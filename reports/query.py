@@ -92,6 +92,8 @@ class ReportData:
     placement: list[tuple[str, int, int, int, int, int, int]] = field(default_factory=list)
     placement_ops: list[tuple[str, str, int, int]] = field(default_factory=list)   # target, op, on acc, on host
     host_reasons: list[tuple[str, str, str, int]] = field(default_factory=list)     # target, op, why, instances
+    #: per target: the coverage goals (fuzz/goals.py): instructions and α classes hit of the package's
+    goals: list[Any] = field(default_factory=list)
 
 
 def compile_bin_edges() -> list[float]:
@@ -156,7 +158,13 @@ def _load(store: Store, path: str, campaign: int | None, use_cache: bool) -> Rep
     return ReportData(path, cur, camps, targets, has_done and bool(per_minute), per_minute, outcomes, backends, ops,
                       unsupported, instructions, alpha, rtl, bins, _compile_stats(store, cid, bins),
                       cycles, pairs, buckets, more, store.placement_totals(cid), store.placement_ops(cid),
-                      store.host_reasons(cid))
+                      store.host_reasons(cid), _goals(store, cid))
+
+
+def _goals(store: Store, cid: int) -> list[Any]:
+    from fuzz.goals import progress_of
+
+    return list(progress_of(store, cid).values())
 
 
 def _target_order(cur: CampaignRow, outcomes: dict[str, dict[str, int]]) -> list[str]:

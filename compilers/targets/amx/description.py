@@ -192,6 +192,7 @@ ENTRY tilezero {
         inputs=[("d0", ["addr"], ["(rows - 1) * stride + colsb"])], output=tile("t"),
         constraints=["stride >= colsb"], cycles=8, hbm_bytes="rows * colsb", config={"t": ["rows", "colsb"]},
         doc="TILELOADD: row r of tile t = HBM[addr + r*stride : +colsb] for r < rows, zero elsewhere",
+        classes={"stride": {"dense": "stride == colsb", "strided": "stride != colsb"}},
         semantics="""
 ENTRY tileloadd {
   x = u8[`(rows - 1) * stride + colsb`] parameter(0)
@@ -211,6 +212,7 @@ ENTRY tileloadd {
         output=("d0", ["addr"], ["(rows - 1) * stride + colsb"]),
         constraints=["stride >= colsb"], cycles=8, hbm_bytes="rows * colsb", config={"t": ["rows", "colsb"]},
         doc="TILESTORED: HBM[addr + r*stride : +colsb] = row r of tile t for r < rows",
+        classes={"stride": {"dense": "stride == colsb", "strided": "stride != colsb"}},
         semantics="""
 ENTRY tilestored {
   x = u8[1,16,64] parameter(0)

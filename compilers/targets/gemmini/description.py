@@ -239,13 +239,17 @@ def build(dim: int = DIM) -> Accelerator:
                      doc="the array's latched state (WS weights / OS partial sums, 20-bit values)")
     ex = _ZERO_CONTRACT
     mv = {"rows": R, "cols": R, "stride": STRIDES}
+    # coverage classes (InstrDef.alpha_class): a move's rows dense in HBM or strided; a scale 1.0 or not
+    dense1 = {"stride": {"dense": "stride == cols", "strided": "stride > cols"}}
+    dense4 = {"stride": {"dense": "stride == cols * 4", "strided": "stride > cols * 4"}}
+    one = {"scale": {"1.0": f"scale == {ONE}"}}
 
     # (1) mvin_spad: rows x cols int8 from HBM (row stride in bytes) into the scratchpad, scaled
     g.add_instruction(
         "mvin_spad", alpha={**mv, "scale": SCALES}, beta=["dram", "sp"],
         inputs=[("d0", ["dram"], ["(rows - 1) * stride + cols"])], output=("spad", ["sp", 0], ["rows", "cols"]),
         constraints=["stride >= cols", "dram >= 1"], contract=ex, cycles="rows", hbm_bytes="rows * cols",
-        doc="y = sat8(rne(f32(x) * scale)); MVIN, load slot 0", search={"scale": (ONE,)},
+        doc="y = sat8(rne(f32(x) * scale)); MVIN, load slot 0", search={"scale": (ONE,)}, classes={**dense1, **one},
         semantics=_entry("mvin_spad", _dram_read(1, "s8") + _scale_to_s8("v", "`rows`,`cols`", "scale", "ROOT y"), D))
 
     # (2) mvin_acc: rows x cols int32 from HBM into the accumulator, overwrite or accumulate (bit 30)
@@ -254,7 +258,7 @@ def build(dim: int = DIM) -> Accelerator:
         inputs=[("d0", ["dram"], ["(rows - 1) * stride + cols * 4"]), ("acc", ["ac", 0], ["rows", "cols"])],
         output=("acc", ["ac", 0], ["rows", "cols"]),
         constraints=["stride >= cols * 4", "dram >= 1"], contract=ex, cycles="rows", hbm_bytes="rows * cols * 4",
-        doc="y = x + accumulate * old (int32, wraps); MVIN2, load slot 1",
+        doc="y = x + accumulate * old (int32, wraps); MVIN2, load slot 1", classes=dense4,
         semantics=_entry("mvin_acc", _dram_read(4, "s32") + "\n  old = s32[`rows`,`cols`] parameter(1)"
                          + _accumulate("v", "`rows`,`cols`"), D))
 
@@ -280,7 +284,7 @@ def build(dim: int = DIM) -> Accelerator:
         inputs=[("d0", ["dram"], ["(rows - 1) * stride + cols"]), ("acc", ["ac", 0], ["rows", "cols"])],
         output=("acc", ["ac", 0], ["rows", "cols"]),
         constraints=["stride >= cols", "dram >= 1"], contract=ex, cycles="rows", hbm_bytes="rows * cols",
-        doc="y = s32(x) + accumulate * old; MVIN3, load slot 2 (shrunk, scale 1.0)",
+        doc="y = s32(x) + accumulate * old; MVIN3, load slot 2 (shrunk, scale 1.0)", classes=dense1,
         semantics=_entry("mvin_acc_s8", _dram_read(1, "s8") + "\n  v32 = s32[`rows`,`cols`] convert(v)"
                          + "\n  old = s32[`rows`,`cols`] parameter(1)" + _accumulate("v32", "`rows`,`cols`"), D))
 
@@ -290,7 +294,7 @@ def build(dim: int = DIM) -> Accelerator:
         inputs=[("spad", ["sp", 0], ["rows", "cols"]), ("d0", ["dram"], ["(rows - 1) * stride + cols"])],
         output=("d0", ["dram"], ["(rows - 1) * stride + cols"]),
         constraints=["stride >= cols"], contract=ex, cycles="rows", hbm_bytes="rows * cols",
-        doc="HBM rows <- x (bytes between rows kept); MVOUT",
+        doc="HBM rows <- x (bytes between rows kept); MVOUT", classes=dense1,
         semantics=_entry("mvout_spad", "\n  x = s8[`rows`,`cols`] parameter(0)" + _dram_write(1, "x"), D))
 
     # (5) mvout_acc: accumulator -> int8 HBM, scaled by acc_scale, saturated, optional ReLU (bit 29 = 0)
@@ -300,6 +304,7 @@ def build(dim: int = DIM) -> Accelerator:
         output=("d0", ["dram"], ["(rows - 1) * stride + cols"]),
         constraints=["stride >= cols"], contract=ex, cycles="rows", hbm_bytes="rows * cols",
         doc="y = relu?(sat8(rne(f32(x) * acc_scale))); MVOUT with config_st(act, acc_scale)", search={"scale": (ONE,)},
+        classes={**dense1, **one},
         semantics=_entry("mvout_acc", "\n  x = s32[`rows`,`cols`] parameter(0)"
                          + _scale_to_s8("x", "`rows`,`cols`", "scale", "q")
                          + _relu("q", "`rows`,`cols`", "rq").replace("ROOT ", "") + _dram_write(1, "rq"), D))
@@ -310,7 +315,7 @@ def build(dim: int = DIM) -> Accelerator:
         inputs=[("acc", ["ac", 0], ["rows", "cols"]), ("d0", ["dram"], ["(rows - 1) * stride + cols * 4"])],
         output=("d0", ["dram"], ["(rows - 1) * stride + cols * 4"]),
         constraints=["stride >= cols * 4"], contract=ex, cycles="rows", hbm_bytes="rows * cols * 4",
-        doc="HBM rows <- x as int32 bytes; MVOUT from acc address with bit 29",
+        doc="HBM rows <- x as int32 bytes; MVOUT from acc address with bit 29", classes=dense4,
         semantics=_entry("mvout_acc_raw", "\n  x = s32[`rows`,`cols`] parameter(0)" + _dram_write(4, "x"), D))
 
     preload_sem = """
