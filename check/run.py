@@ -107,8 +107,16 @@ def check_program(graph: Graph, acc: Accelerator, program: Program | Partitioned
                 v.cycles[b.name] = got.cycles
                 if got.steps:
                     v.steps[b.name] = got.steps
-            j = judge(ref, got.outputs, s.inputs, Policy.of(program, b))
+            policy = Policy.of(program, b)
+            j = judge(ref, got.outputs, s.inputs, policy)
             report.text += j.note
+            if j.ok and (bad := corrupted(got.outputs, s.seed)) is not None and _accepts(ref, bad, s.inputs, policy):
+                # the canary: the same comparison must reject the run's output with one bit of one
+                # element flipped; accepting it means the oracle itself is broken
+                _fail(v, "mismatch", f"canary.{b.name}", f"{b.name}: the comparison accepted a corrupted output",
+                      f"{s.label}: the comparison accepted {b.name}'s output with one element's second-highest "
+                      "bit flipped (check.run.corrupted): the oracle cannot see a difference there", b.name, s)
+                return v
             if not j.ok:
                 op = output_opcode(graph, j.first.output) if j.first is not None else None
                 symptom = f"{b.name} differs on output of {op}" if op else f"{b.name}: {j.why[:80]}"
@@ -120,6 +128,27 @@ def check_program(graph: Graph, acc: Accelerator, program: Program | Partitioned
         v.outcome, v.stage = "degenerate", "inputs"
         v.reason = "no input set's reference outputs carry information (all NaN/inf or constant)"
     return v
+
+
+def _accepts(ref: Sequence[np.ndarray], bad: Sequence[np.ndarray], inputs: Sequence[np.ndarray], policy: Policy) -> bool:
+    with np.errstate(invalid="ignore", over="ignore"):
+        return judge(ref, bad, inputs, policy).ok
+
+
+def corrupted(outputs: Sequence[np.ndarray], seed: int) -> list[np.ndarray] | None:
+    """``outputs`` with one element's second-highest bit flipped (the element at ``seed`` modulo
+    the size of the first non-empty output): a value no contract accepts for the original one (an
+    integer moves by a quarter of its range, a float's exponent's top bit flips, so 1.0 becomes
+    inf and a NaN a number; a predicate is negated). None when every output is empty."""
+    outs = [np.array(o, copy=True) for o in outputs]
+    for o in outs:
+        if o.size == 0:
+            continue
+        flat = o.reshape(-1).view(f"u{o.dtype.itemsize}")
+        i = seed % flat.size
+        flat[i] ^= flat.dtype.type(1 if o.dtype == np.bool_ else 1 << (8 * o.dtype.itemsize - 2))
+        return outs
+    return None
 
 
 def _write(v: Verdict, repro_dir: Path | None, acc: Accelerator, graph: Graph, seed: int,
