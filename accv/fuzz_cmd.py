@@ -32,8 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", default="build/fuzz/run.sqlite", help="SQLite database (default build/fuzz/run.sqlite)")
     p.add_argument("--scheduler", help="Dask scheduler address: run the cases on that cluster")
     p.add_argument("--generator", default="",
-                   help="nnsmith, gen, blocks (qkv), comma-separated, used in turn (default per target: "
-                        "gemmini and amx nnsmith,gen; qkv blocks,nnsmith,blocks,gen)")
+                   help="nnsmith, gen, blocks (qkv), layers, layers_os and layers_bias (gemmini), comma-separated, "
+                        "used in turn (default per target: fuzz/opsets.py CAMPAIGN_GENERATORS, docs/fuzzing.md)")
     p.add_argument("--max-nodes", type=int, default=5, help="operators per generated graph (default 5)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it is killed (default 120)")
     p.add_argument("--proofs", choices=("cached", "prove"), default="prove",
@@ -48,6 +48,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rtl-coverage", action="store_true",
                    help="collect Verilator line and toggle coverage of the rtl backend's runs (coverage builds of the "
                         "designs; the figure per design goes to the database and the report)")
+    p.add_argument("--no-guide", action="store_true",
+                   help="no coverage-guided generator choice: every case takes the fixed rotation (fuzz/guide.py)")
+    p.add_argument("--stop-at-failure", action="store_true",
+                   help="start no new case once a failure is recorded (the cases running finish); scripts/mutate.py")
     p.add_argument("--replay", metavar="DIR", help="re-run a reproducer folder (exit 1 while it still fails)")
     p.set_defaults(fn=cmd_fuzz)
 
@@ -95,9 +99,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     ca = CampaignArgs(targets=targets, backends=_list(args.backend), cases=args.cases, minutes=args.minutes,
                       seed=args.seed, generators=_list(args.generator), max_nodes=args.max_nodes,
                       timeout=args.timeout, proofs=args.proofs, rtl_coverage=args.rtl_coverage,
-                      host=not args.no_host)
+                      host=not args.no_host, guided=not args.no_guide)
     res = run_campaign(ca, args.db, workers=args.workers, scheduler=args.scheduler,
-                       progress=sys.stderr.isatty())
+                       progress=sys.stderr.isatty(), stop_at_failure=args.stop_at_failure)
     if not args.no_reduce:
         triage(args.db, res.campaign, ca.backends, ca.proofs, in_process=args.workers <= 0)
     cmp = compare_with_previous(args.db, res.campaign)

@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from check.verdict import FAILURES, Verdict
@@ -55,6 +55,7 @@ class CampaignArgs:
     proofs: str = "prove"
     rtl_coverage: bool = False              # collect Verilator line/toggle coverage of the rtl backend's runs
     host: bool = True                       # partition a graph the target cannot run whole (False: --no-host)
+    guided: bool = True                     # coverage-guided generator choice (fuzz/guide.py; False: --no-guide)
 
     def identity(self) -> dict:
         """What makes two runs the same campaign (the resume key): everything but the wall time
@@ -64,12 +65,20 @@ class CampaignArgs:
             del d["rtl_coverage"]
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
 
-    def spec(self, target: str, i: int, coverage_folder: str | None = None) -> CaseSpec:
-        be = tuple(b for b in self.backends if _offers(target, b)) if self.backends else ()
-        from .opsets import CAMPAIGN_GENERATORS, GENERATOR_WITHHOLD
+    def gens(self, target: str) -> tuple[str, ...]:
+        """The generators of ``target``'s cases: ``--generator`` or the target's default list."""
+        from .opsets import CAMPAIGN_GENERATORS
 
-        gens = self.generators or CAMPAIGN_GENERATORS.get(target, ("nnsmith", "gen"))
-        gen = gens[i % len(gens)]
+        return self.generators or CAMPAIGN_GENERATORS.get(target, ("nnsmith", "gen"))
+
+    def spec(self, target: str, i: int, coverage_folder: str | None = None, gen: str | None = None) -> CaseSpec:
+        """Case ``i`` of ``target``; ``gen``: its generator where the guide chose it (default: the
+        fixed rotation)."""
+        be = tuple(b for b in self.backends if _offers(target, b)) if self.backends else ()
+        from .opsets import GENERATOR_WITHHOLD
+
+        gens = self.gens(target)
+        gen = gen or gens[i % len(gens)]
         return CaseSpec(target, self.seed + i, gen, be, self.max_nodes, self.proofs, coverage_folder, self.host,
                         GENERATOR_WITHHOLD.get((target, gen), ()))
 
@@ -159,33 +168,87 @@ def _collect(spec: CaseSpec, fut: Future, timeout: float, FutTimeout: type, Proc
         return died(spec, "crash", type(e).__name__, str(e)[:2000], time.perf_counter() - t0)
 
 
-def _todo(args: CampaignArgs, done: set[tuple[str, int]], coverage_folder: str | None = None) -> Iterator[CaseSpec]:
-    """Pending cases, round-robin over the targets, in seed order."""
-    i = 0
-    while args.cases is None or i < args.cases:
-        for t in args.targets:
-            if (t, args.seed + i) not in done:
-                yield args.spec(t, i, coverage_folder)
-        i += 1
+#: what :meth:`_Feed.next` returns while the next case waits for earlier rows (fuzz/guide.py)
+WAIT = object()
+
+
+class _Feed:
+    """Pending cases, round-robin over the targets, in seed order; with ``args.guided`` each one's
+    generator is :func:`fuzz.guide.guided_generator`'s, and a case is handed out only when the
+    rows it is guided by exist (:func:`fuzz.guide.ready`; meanwhile :data:`WAIT`)."""
+
+    def __init__(self, args: CampaignArgs, done: set[tuple[str, int]], coverage_folder: str | None,
+                 store: Store | None, campaign: int) -> None:
+        self.args, self.done, self.cov, self.store, self.campaign = args, set(done), coverage_folder, store, campaign
+        self.below = dict.fromkeys(args.targets, 0)     # per target: cases 0 .. below-1 all have rows
+        self.slots = self._slots()
+        self.peek: tuple[str, int] | None = None
+
+    def _slots(self) -> Iterator[tuple[str, int]]:
+        i = 0
+        while self.args.cases is None or i < self.args.cases:
+            for t in self.args.targets:
+                if (t, self.args.seed + i) not in self.done:
+                    yield t, i
+            i += 1
+
+    def mark(self, target: str, seed: int) -> None:
+        self.done.add((target, seed))
+
+    def _below(self, t: str) -> int:
+        k = self.below[t]
+        while (t, self.args.seed + k) in self.done:
+            k += 1
+        self.below[t] = k
+        return k
+
+    def next(self) -> CaseSpec | object | None:
+        slot = self.peek if self.peek is not None else next(self.slots, None)
+        self.peek = None
+        if slot is None:
+            return None
+        t, i = slot
+        if not self.args.guided or self.store is None:
+            return self.args.spec(t, i, self.cov)
+        from .guide import guided_generator, ready
+
+        if not ready(i, self._below(t)):
+            self.peek = slot
+            return WAIT
+        gen = guided_generator(self.store, self.campaign, t, self.args.seed, i, self.args.gens(t))
+        return self.args.spec(t, i, self.cov, gen)
+
+    def __iter__(self) -> Iterator[CaseSpec]:
+        """Sequentially (one case at a time: every earlier row exists before the next case)."""
+        while True:
+            s = self.next()
+            if s is None:
+                return
+            assert s is not WAIT, "a sequential run has every earlier row"
+            yield s  # type: ignore[misc]
 
 
 def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler: str | None = None,
-                 progress: bool = True, on_case: Callable[[Case], None] | None = None) -> CampaignResult:
-    """Run (or resume) the campaign ``args`` on the store ``db`` (module docstring)."""
+                 progress: bool = True, on_case: Callable[[Case], None] | None = None,
+                 warm_up: bool | None = None, stop_at_failure: bool = False) -> CampaignResult:
+    """Run (or resume) the campaign ``args`` on the store ``db`` (module docstring). The clock
+    (``args.minutes``) starts after the RTL builds (:func:`fuzz.case.warm`) and the warm-up cases
+    (:func:`warm_ups`; ``warm_up``: run them, default with worker processes and no scheduler).
+    ``stop_at_failure``: no new case starts once a failure is recorded (a mutation run's campaign)."""
     if args.cases is None and args.minutes is None:
         raise ValueError("a campaign needs --cases or --minutes")
     store = Store(db)
     cid, resumed = store.open_campaign(args.identity(), args.seed)
     res = CampaignResult(cid, resumed)
     done = store.done(cid)
-    deadline = time.monotonic() + args.minutes * 60 if args.minutes is not None else None
     total = len(args.targets) * args.cases if args.cases is not None else None
-    bar = _bar(progress, total, len(done))
-    t0 = time.monotonic()
     fails = 0
+    t0 = time.monotonic()
+    bar = None
 
     def record(c: Case) -> None:
         nonlocal fails
+        feed.mark(c.target, c.seed)
         if store.add_case(cid, c):
             res.new_cases += 1
             fails += c.verdict.outcome in FAILURES
@@ -200,18 +263,32 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
 
     cov = str(rtl_coverage.folder(db, cid)) if args.rtl_coverage else None
     if not scheduler:       # builds here, not inside a worker's case
-        res.rtl_builds = warm(args.targets, args.backends, args.rtl_coverage)
-    todo = _todo(args, done, cov)
+        res.rtl_builds = warm(args.targets, args.backends, args.rtl_coverage, say=_say if progress else None)
+    ups = warm_ups(args) if (workers > 0 and not scheduler if warm_up is None else warm_up) else []
+
+    def start() -> float | None:
+        """The campaign's clock starts once the warm-up is done (called by the executor)."""
+        nonlocal bar, t0
+        t0 = time.monotonic()
+        bar = _bar(progress, total, len(done))
+        return t0 + args.minutes * 60 if args.minutes is not None else None
+
+    def failed() -> bool:
+        return stop_at_failure and fails > 0
+
+    feed = _Feed(args, done, cov, store, cid)
     try:
         if scheduler:
-            _run_dask(args, todo, scheduler, deadline, record)
+            _run_dask(args, feed, scheduler, start(), record)
         elif workers <= 0:
-            for spec in todo:
-                if deadline is not None and time.monotonic() > deadline:
+            _warm_up_here(ups, progress)
+            deadline = start()
+            for spec in feed:
+                if (deadline is not None and time.monotonic() > deadline) or failed():
                     break
                 record(run_case(spec))
         else:
-            _run_pool(args, todo, workers, deadline, record)
+            _run_pool(args, feed, workers, start, record, ups, progress, failed)
     finally:
         if bar is not None:
             bar.close()
@@ -230,37 +307,92 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
     return res
 
 
-def _bar(on: bool, total: int | None, initial: int):  # noqa: ANN202
+def _bar(on: bool, total: int | None, initial: int, desc: str = "cases"):  # noqa: ANN202
     if not on:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, unit="case", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, unit="case", desc=desc, file=sys.stderr, dynamic_ncols=True)
 
 
-def _run_pool(args: CampaignArgs, todo: Iterator[CaseSpec], workers: int, deadline: float | None,
-              record: Callable[[Case], None]) -> None:
+def _say(line: str) -> None:
+    print(f"accv fuzz: {line}", file=sys.stderr, flush=True)
+
+
+#: the seed of the warm-up cases (far from any campaign's own seeds; their rows are not kept)
+WARM_SEED = 1_000_003
+
+
+def warm_ups(args: CampaignArgs) -> list[CaseSpec]:
+    """One small case per (target, generator) of the campaign, run before its clock starts and
+    not recorded: the first use of a generator's operators proves their rule instantiations and
+    generates the target's patterns (on a fresh machine, minutes that a one-minute campaign
+    would otherwise spend on them), and imports the compiler in each worker."""
+    out: list[CaseSpec] = []
+    seen: set[tuple[str, str]] = set()
+    for t in args.targets:
+        for i in range(len(args.generators or _generators(t))):
+            s = args.spec(t, i)
+            if (t, s.generator) not in seen:
+                seen.add((t, s.generator))
+                out.append(replace(s, seed=WARM_SEED, max_nodes=2, rtl_coverage=None))
+    return out
+
+
+def _generators(target: str) -> tuple[str, ...]:
+    from .opsets import CAMPAIGN_GENERATORS
+
+    return CAMPAIGN_GENERATORS.get(target, ("nnsmith", "gen"))
+
+
+def _warm_up_here(ups: list[CaseSpec], progress: bool) -> None:
+    bar = _bar(progress, len(ups), 0, "warm-up (not timed)")
+    for spec in ups:
+        run_case(spec)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+
+
+def _run_pool(args: CampaignArgs, feed: _Feed, workers: int, start: Callable[[], float | None],
+              record: Callable[[Case], None], ups: list[CaseSpec] = (), progress: bool = False,  # type: ignore[assignment]
+              failed: Callable[[], bool] = lambda: False) -> None:
     from concurrent.futures import TimeoutError as FutTimeout
 
     from pebble import ProcessExpired
 
     with process_pool(workers) as pool:  # type: ignore[attr-defined]
+        if ups:         # every worker takes warm-up cases; their rows are not kept
+            bar = _bar(progress, len(ups), 0, "warm-up (not timed)")
+            for f in [pool.schedule(run_case, args=(s,), timeout=args.timeout) for s in ups]:
+                try:
+                    f.result()
+                except Exception:  # noqa: BLE001, S110 - a warm-up that fails is the campaign's case to find
+                    pass
+                if bar is not None:
+                    bar.update(1)
+            if bar is not None:
+                bar.close()
+        deadline = start()
         running: dict[Future, CaseSpec] = {}
         exhausted = stopped = False
         while True:
             while not exhausted and len(running) < 2 * workers and (deadline is None or time.monotonic() < deadline):
-                spec = next(todo, None)
+                spec = feed.next()
                 if spec is None:
                     exhausted = True
                     break
-                running[pool.schedule(run_case, args=(spec,), timeout=args.timeout)] = spec
+                if spec is WAIT:        # the guide waits for earlier rows: a running case gives them
+                    break
+                running[pool.schedule(run_case, args=(spec,), timeout=args.timeout)] = spec  # type: ignore[index]
             if not running:
                 break
             left = None if deadline is None or stopped else max(0.0, deadline - time.monotonic())
             finished, _ = wait(list(running), timeout=left, return_when=FIRST_COMPLETED)
             for f in sorted(finished, key=lambda f: (running[f].seed, running[f].target)):
                 record(_collect(running.pop(f), f, args.timeout, FutTimeout, ProcessExpired))
-            if deadline is not None and time.monotonic() >= deadline and not stopped:
+            if ((deadline is not None and time.monotonic() >= deadline) or failed()) and not stopped:
                 exhausted = stopped = True
                 # cases queued but not started when the time is up are not run: no row, so a
                 # resumed campaign runs them (the ones already running finish and are recorded)
@@ -293,7 +425,7 @@ def _dask_task(spec: CaseSpec, timeout: float) -> dict:
     return case_in_subprocess(spec, timeout).to_json()
 
 
-def _run_dask(args: CampaignArgs, todo: Iterator[CaseSpec], scheduler: str, deadline: float | None,
+def _run_dask(args: CampaignArgs, feed: _Feed, scheduler: str, deadline: float | None,
               record: Callable[[Case], None]) -> None:
     from distributed import Client, as_completed
 
@@ -306,20 +438,21 @@ def _run_dask(args: CampaignArgs, todo: Iterator[CaseSpec], scheduler: str, dead
             nonlocal inflight
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            spec = next(todo, None)
-            if spec is None:
+            spec = feed.next()
+            if spec is None or spec is WAIT:    # exhausted, or the guide waits for a running case's row
                 return False
-            pending.add(client.submit(_dask_task, spec, args.timeout, pure=False, key=f"case-{spec.target}-{spec.seed}"))
+            pending.add(client.submit(_dask_task, spec, args.timeout, pure=False,
+                                      key=f"case-{spec.target}-{spec.seed}"))  # type: ignore[attr-defined]
             inflight += 1
             return True
 
-        for _ in range(2 * nworkers):
-            if not submit():
-                break
+        while inflight < 2 * nworkers and submit():
+            pass
         for fut in pending:
             inflight -= 1
             record(Case.from_json(fut.result()))
-            submit()
+            while inflight < 2 * nworkers and submit():
+                pass
 
 
 def report_lines(db: str | Path, campaign: int) -> list[str]:
@@ -332,7 +465,9 @@ def report_lines(db: str | Path, campaign: int) -> list[str]:
     for b in store.buckets(store.bucket_signatures(campaign)):
         lines.append(f"bucket {b['signature']} (seed {b['seed']})" + (f": {b['replay']}" if b["replay"] else ""))
     store.close()
-    return lines
+    from .goals import summary_lines
+
+    return lines[:len(lines)] + summary_lines(db, campaign)
 
 
 if __name__ == "__main__":   # one case: CaseSpec JSON on stdin, the Case JSON as the last line of stdout

@@ -12,6 +12,7 @@ which outlives the case.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from check.verdict import Verdict
@@ -40,13 +41,15 @@ class CaseSpec:
     withhold: tuple[str, ...] = ()       # instructions the compiler may not use (fuzz.opsets.GENERATOR_WITHHOLD)
 
 
-def warm(targets: tuple[str, ...], backends: tuple[str, ...] = (), rtl_coverage: bool = False) -> dict[str, float]:
+def warm(targets: tuple[str, ...], backends: tuple[str, ...] = (), rtl_coverage: bool = False,
+         say: Callable[[str], None] | None = None) -> dict[str, float]:
     """Prepare in this process, before any case runs, what the cases of ``targets`` need on disk:
     the RTL models the rtl backend runs (built when missing: a build on a fresh machine takes
     minutes, which no case's timeout and no ``run.rtl`` time should pay; ``rtl_coverage``: their
     coverage builds). Loads the target descriptions and asks each backend whether it runs here.
     Imports nothing of the compiler (the campaign's workers must not be forked from a process that
-    ran it). Returns the seconds of each RTL model built now."""
+    ran it). ``say`` gets a line before each RTL model is looked up and after one is built.
+    Returns the seconds of each RTL model built now."""
     built: dict[str, float] = {}
     from check.backends import available_backends
     from compilers.targets import load_target
@@ -58,12 +61,17 @@ def warm(targets: tuple[str, ...], backends: tuple[str, ...] = (), rtl_coverage:
             from rtl_harness.runner import build
             from semantics.errors import AccvError
 
+            if say:
+                say(f"the {t} RTL model{' (coverage build)' if rtl_coverage else ''}: from build/rtl, or built now "
+                    "(Verilator, a few minutes on first use; not on the campaign's clock)")
             try:
                 s = build(t, rtl_coverage)
             except AccvError:
                 continue        # each rtl run then fails the same way and is recorded as a backend-crash
             if s is not None:
                 built[t] = s
+                if say:
+                    say(f"built the {t} RTL model in {s:.0f} s")
     return built
 
 
