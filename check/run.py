@@ -34,7 +34,7 @@ from semantics.ir import Graph
 
 from .backends import get_backend
 from .inputs import InputSet, given, input_sets
-from .policy import Policy, judge
+from .policy import Policy, judge, nan_bits_checked
 from .verdict import SetReport, Verdict
 
 __all__ = ["check_program", "crash_symptom", "output_opcode"]
@@ -117,6 +117,17 @@ def check_program(graph: Graph, acc: Accelerator, program: Program | Partitioned
                       f"{s.label}: the comparison accepted {b.name}'s output with one element's second-highest "
                       "bit flipped (check.run.corrupted): the oracle cannot see a difference there", b.name, s)
                 return v
+            if j.ok and (odd := other_nan(got.outputs)) is not None:
+                # the NaN canary: another NaN payload where the run has a NaN is accepted exactly when
+                # this backend is not held to NaN bits (check.policy.nan_bits_checked, asked of the
+                # backend itself, not of the policy the comparison used)
+                strict = nan_bits_checked(program.contract, bool(getattr(b, "nan_bits", True)))
+                if _accepts(ref, odd, s.inputs, policy) == strict:
+                    _fail(v, "mismatch", f"canary.{b.name}", f"{b.name}: the comparison's NaN rule is not the backend's",
+                          f"{s.label}: a NaN with another payload in {b.name}'s output was "
+                          f"{'accepted' if strict else 'rejected'}, but {b.name} is {'' if strict else 'not '}held to "
+                          "NaN bits (check.policy.nan_bits_checked)", b.name, s)
+                    return v
             if not j.ok:
                 op = output_opcode(graph, j.first.output) if j.first is not None else None
                 symptom = f"{b.name} differs on output of {op}" if op else f"{b.name}: {j.why[:80]}"
@@ -147,6 +158,26 @@ def corrupted(outputs: Sequence[np.ndarray], seed: int) -> list[np.ndarray] | No
         flat = o.reshape(-1).view(f"u{o.dtype.itemsize}")
         i = seed % flat.size
         flat[i] ^= flat.dtype.type(1 if o.dtype == np.bool_ else 1 << (8 * o.dtype.itemsize - 2))
+        return outs
+    return None
+
+
+def other_nan(outputs: Sequence[np.ndarray]) -> list[np.ndarray] | None:
+    """``outputs`` with the first NaN of a float output given another payload (still a NaN: the
+    mantissa's lowest bit flipped, or the next one where that would leave no mantissa bit); None
+    where no output holds a NaN."""
+    outs = [np.array(o, copy=True) for o in outputs]
+    for o in outs:
+        if o.size == 0 or o.dtype.kind not in "fV" or o.dtype.itemsize not in (2, 4, 8):
+            continue
+        with np.errstate(invalid="ignore"):
+            nan = np.isnan(o.reshape(-1).astype(np.float64))
+        if not nan.any():
+            continue
+        i = int(np.flatnonzero(nan)[0])
+        flat = o.reshape(-1).view(f"u{o.dtype.itemsize}")
+        mant = int(flat[i]) & ((1 << {2: 7, 4: 23, 8: 52}[o.dtype.itemsize]) - 1)
+        flat[i] ^= flat.dtype.type(1 if mant != 1 else 2)
         return outs
     return None
 
