@@ -96,7 +96,8 @@ def generate_graph(spec: CaseSpec) -> Graph:
     if spec.generator in ("layers", "layers_os", "layers_bias"):
         from .layers_gen import layers_graph
 
-        return layers_graph(spec.target, spec.seed, spec.max_nodes, block16=spec.generator != "layers")
+        return layers_graph(spec.target, spec.seed, spec.max_nodes, block16=spec.generator != "layers",
+                            narrow=spec.generator == "layers_bias")
     raise ValueError(f"unknown generator '{spec.generator}' (known: {', '.join(GENERATORS)})")
 
 

@@ -12,12 +12,14 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   its weights at times in PyTorch's layout, ``x @ w.T``, and a tail: saturate, ReLU, an s32 bias
   row or an s8 bias matrix added, or the wraparound low byte), an ``s8 x s8 -> s8`` dot, a
   wraparound add, a saturating residual add, a ReLU, a clamp with odd bounds, a column sum
-  broadcast back, a square transpose;
+  broadcast back, a square transpose; a quarter of the linear layers are a gate as an RNN cell
+  writes it, ``x @ Wx + h @ Wh`` (two products summed before the tail);
   With ``block16`` (the ``layers_os`` and ``layers_bias`` cases, compiled with Gemmini's
   weight-stationary instructions, resp. its int8 accumulator load, withheld: fuzz/opsets.py)
-  every product is one 16-deep block (K = N = 16) with a saturating tail, an int8 bias matrix
-  half the time, or the last one's raw int32 result: what the output-stationary dataflow and the
-  array's bias input (``matmul_ws_bias_*``) compute;
+  every product is one 16-deep block (K = N = 16; ``layers_bias`` also N = 8, then K = 8) with a
+  saturating tail, an int8 bias matrix half the time, or the last one's raw int32 result: what the
+  output-stationary dataflow and the array's bias input (``matmul_ws_bias_*``) compute (a gate's
+  second product accumulates into the first one's: ``store_os_acc`` with ``accumulate``);
 - **amx**: the same int8 chain (K a multiple of 64, the tile's row of bytes; its input u8 at
   times, the first layer then a ``u8 x s8`` product, TDPBUSD's) or a bf16 one
   (``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias add, a row sum);
@@ -134,6 +136,12 @@ def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_
                 x = t.op("dot", f"s8[{out}]", f"dot({x}, {w}), {dims}")
             else:
                 y = t.op("dot", f"s32[{out}]", f"dot({x}, {w}), {dims}")
+                if rng.random() < 0.25:     # a gate as an RNN cell writes it: x @ Wx + h @ Wh
+                    kh = 16 if saturating else k
+                    h = t.param(f"s8[{m},{kh}]")
+                    wh = t.param(f"s8[{kh},{n}]")
+                    yh = t.op("dot", f"s32[{out}]", f"dot({h}, {wh}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
+                    y = t.op("add", f"s32[{out}]", f"add({y}, {yh})")
                 tail = _pick(rng, ("sat", "relu", "bias", "bias8", "wrap"),
                              (0.3, 0.2, 0.2, 0.15, 0.15) if not saturating else (0.3, 0.2, 0.0, 0.5, 0.0))
                 if tail == "bias":
@@ -230,17 +238,20 @@ def _qkv_chain(t: _Text, steps: int) -> str:
     return x
 
 
-def layers_graph(target: str, seed: int, max_nodes: int = 5, block16: bool = False) -> Graph:
+def layers_graph(target: str, seed: int, max_nodes: int = 5, block16: bool = False, narrow: bool = False) -> Graph:
     """A random layer chain for ``target`` (module doc); raises ValueError for another target.
     ``block16`` (gemmini): every product one 16-deep block (K = N = 16) with a saturating tail:
-    what Gemmini's output-stationary dataflow computes (the ``layers_os`` cases)."""
+    what Gemmini's output-stationary dataflow computes (the ``layers_os`` cases); ``narrow``
+    (with ``block16``): a layer may also give 8 columns (N = 8, then K = 8 for the next one: a
+    product whose depth and width differ, the ``layers_bias`` cases)."""
     if target not in LAYER_TARGETS or (block16 and target != "gemmini"):
         raise ValueError(f"layers: no layer shapes for target '{target}' (known: {', '.join(LAYER_TARGETS)})")
     rng = np.random.default_rng([seed, 11])
     t = _Text(rng)
     steps = int(rng.integers(1, max(2, max_nodes)))
     if target == "gemmini" and block16:
-        root = _int8_chain(t, steps, int(rng.choice((16, 32))), 16, (16,), False, saturating=True)
+        root = _int8_chain(t, steps, int(rng.choice((16, 32))), 16, (16, 8) if narrow else (16,), False,
+                           saturating=True)
     elif target == "gemmini":
         root = _int8_chain(t, steps, int(rng.choice((16, 32))), int(rng.choice((16, 32, 64))), (16, 32), False)
     elif target == "amx":
