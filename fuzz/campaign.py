@@ -383,9 +383,9 @@ def _run_pool(args: CampaignArgs, feed: _Feed, workers: int, start: Callable[[],
                 if spec is None:
                     exhausted = True
                     break
-                if spec is WAIT:        # the guide waits for earlier rows: a running case gives them
+                if not isinstance(spec, CaseSpec):     # WAIT: the guide waits for a running case's row
                     break
-                running[pool.schedule(run_case, args=(spec,), timeout=args.timeout)] = spec  # type: ignore[index]
+                running[pool.schedule(run_case, args=(spec,), timeout=args.timeout)] = spec
             if not running:
                 break
             left = None if deadline is None or stopped else max(0.0, deadline - time.monotonic())

@@ -27,7 +27,8 @@ def goal_lists(target: str) -> tuple[list[str], list[str], list[str]]:
     from compilers.targets import load_target
 
     acc = load_target(target)
-    classes, unreachable = [], []
+    classes: list[str] = []
+    unreachable: list[str] = []
     for name, d in acc.instructions.items():
         for a in d.alpha:
             for cls, ok in d.class_names(a):
