@@ -193,7 +193,7 @@ def _partitioned(graph: Graph, acc: Accelerator, whole: Unsupported, cost: Calla
     return Compiled(p, without(acc, withhold), sum(price(q) for q in p.programs), stats, 0, use())  # type: ignore[arg-type]
 
 
-#: the tiling search's work bound (instruction tries, demands) for each region the partitioner
+#: the tiling search's bound on instruction tries (its demands keep their bound) for each region the partitioner
 #: compiles: a region that fails, fails in seconds, not in the ~20 s the whole bound
 #: (``Tiler.MAX_TRIES``, 20,000) takes on a Gemmini layer chain with a host operator; a region
 #: that compiles needs far fewer (the paper's AMX kernels 258-1,219, K1 at 48 x 48 1,514). Work,

@@ -81,7 +81,7 @@ class CompileContext(_Memos):
         super().__init__()
         self.target = target
         self.seconds: dict[str, float] = {}
-        #: the tiling search's work bound for this compile (instruction tries and demands; None:
+        #: the tiling search's bound on instruction tries for this compile (None:
         #: :attr:`Tiler.MAX_TRIES <compilers.act.phase1.tiling.search.Tiler.MAX_TRIES>`)
         self.tries = tries
 

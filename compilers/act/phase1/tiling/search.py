@@ -138,8 +138,8 @@ class Tiler(Pruning, MovedSearch):
             raise CompileError(f"tiling.Tiler: the compile context is for {ctx.target.acc.name}, not {acc.name}")
         self.acc = acc
         self.ctx = ctx
-        if ctx.tries is not None:       # this compile's own work bound (the partitioner's regions)
-            self.MAX_TRIES = self.MAX_DEMANDS = ctx.tries
+        if ctx.tries is not None:       # this compile's own bound on tries (the partitioner's regions)
+            self.MAX_TRIES = ctx.tries
         self.target = TargetTiling.of(ctx.target)
         self.target.trim()
         self.gate = gate
