@@ -2,7 +2,8 @@
 """Mutation testing of the harness: plant each of a list of realistic bugs of the project's own
 (scripts/mutants.json) in a copy of the working tree and see whether a fixed-seed campaign finds it.
 
-For each mutant: the tracked files are copied to ``build/mutate/<id>/`` (the Verilator build cache
+For each mutant: the files of HEAD (as it was when the script started; ``git archive``) are
+copied to ``build/mutate/<id>/`` (the Verilator build cache
 ``build/rtl`` is shared: it is keyed by the design's content hash, so a mutated design gets a build
 of its own), the one replacement is applied, and ``accv fuzz`` runs there (``PYTHONPATH`` = the
 copy) on the mutant's targets with a fixed seed, ``--minutes M`` and ``--stop-at-failure``. The
@@ -45,18 +46,20 @@ def load_mutants(path: Path = MUTANTS) -> list[dict]:
     return out
 
 
-def copy_tree(dest: Path) -> None:
-    """The tracked and untracked-but-not-ignored files of the working tree, into ``dest``; the RTL
-    build cache linked."""
+def head() -> str:
+    """The commit every copy is made from (fixed when the script starts: later edits of the working
+    tree do not reach a run in progress)."""
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def copy_tree(dest: Path, commit: str) -> None:
+    """The files of ``commit`` into ``dest`` (``git archive``); the RTL build cache linked."""
     if dest.exists():
         shutil.rmtree(dest)
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.decode().split("\0")
-    for f in files:
-        if not f or not (ROOT / f).is_file():
-            continue
-        (dest / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / f, dest / f)
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     (dest / "build").mkdir(exist_ok=True)
     (ROOT / "build" / "rtl").mkdir(parents=True, exist_ok=True)
     os.symlink(ROOT / "build" / "rtl", dest / "build" / "rtl")
@@ -100,7 +103,8 @@ def markdown(result: dict) -> str:
                    f"{r['verdict']} | {r['oracle']} | {r['detail'] or '-'} |".replace("\n", " "))
     out.append("")
     out.append(f"Score: {killed} of {len(rows)} killed ({100.0 * killed / max(len(rows), 1):.1f}%), each by a "
-               f"fixed-seed (seed {result['seed']}) campaign of at most {result['minutes']:g} minutes.")
+               f"fixed-seed (seed {result['seed']}) campaign of at most {result['minutes']:g} minutes, at commit "
+               f"{result.get('commit', '?')[:7]}.")
     return "\n".join(out)
 
 
@@ -123,12 +127,13 @@ def main(argv: list[str] | None = None) -> int:
         mutants = [m for m in mutants if m["id"] in keep]
     work = ROOT / "build" / "mutate"
     work.mkdir(parents=True, exist_ok=True)
+    commit = head()
     from tqdm import tqdm
 
     rows = []
     if not a.no_baseline:
         tree = work / "baseline"
-        copy_tree(tree)
+        copy_tree(tree, commit)
         targets = sorted({t for m in mutants for t in m["targets"]})
         base = campaign(tree, targets, a.minutes, a.seed)
         print(f"baseline ({','.join(targets)}): {base['cases']} cases in {base['seconds']:.0f} s, "
@@ -139,9 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'id':4} {'area':28} {'verdict':9} {'oracle':26} {'cases':>5} {'s':>5}  what", flush=True)
     for m in tqdm(mutants, unit="mutant", file=sys.stderr, disable=not sys.stderr.isatty()):
         tree = work / m["id"]
-        copy_tree(tree)
+        copy_tree(tree, commit)
         f = tree / m["file"]
-        f.write_text(f.read_text().replace(m["old"], m["new"], 1))
+        text = f.read_text()
+        if text.count(m["old"]) != 1:
+            raise SystemExit(f"mutant {m['id']}: its text does not occur once in {m['file']} at {commit[:7]}")
+        f.write_text(text.replace(m["old"], m["new"], 1))
         r = campaign(tree, m["targets"], a.minutes, a.seed)
         row = {**{k: m[k] for k in ("id", "area", "file", "what", "targets")}, **r,
                "verdict": "killed" if r["killed"] else "survived"}
@@ -149,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{m['id']:4} {m['area'][:28]:28} {row['verdict']:9} {r['oracle'][:26]:26} {r['cases']:5} "
               f"{r['seconds']:5.0f}  {m['what']}", flush=True)
         shutil.rmtree(tree)
-        Path(a.json).write_text(json.dumps({"minutes": a.minutes, "seed": a.seed, "rows": rows}, indent=1))
+        Path(a.json).write_text(json.dumps({"minutes": a.minutes, "seed": a.seed, "commit": commit, "rows": rows},
+                                           indent=1))
     killed = sum(r["killed"] for r in rows)
     score = 100.0 * killed / max(len(rows), 1)
     print(f"score: {killed}/{len(rows)} killed ({score:.1f}%); goal {a.goal:g}%; rows in {a.json}")
