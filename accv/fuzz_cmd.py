@@ -50,6 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "designs; the figure per design goes to the database and the report)")
     p.add_argument("--no-guide", action="store_true",
                    help="no coverage-guided generator choice: every case takes the fixed rotation (fuzz/guide.py)")
+    p.add_argument("--no-warm-up", action="store_true",
+                   help="no warm-up cases before the clock starts (scripts/mutate.py: its campaigns stop at a failure, "
+                        "not at the clock)")
     p.add_argument("--stop-at-failure", action="store_true",
                    help="start no new case once a failure is recorded (the cases running finish); scripts/mutate.py")
     p.add_argument("--replay", metavar="DIR", help="re-run a reproducer folder (exit 1 while it still fails)")
@@ -101,7 +104,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                       timeout=args.timeout, proofs=args.proofs, rtl_coverage=args.rtl_coverage,
                       host=not args.no_host, guided=not args.no_guide)
     res = run_campaign(ca, args.db, workers=args.workers, scheduler=args.scheduler,
-                       progress=sys.stderr.isatty(), stop_at_failure=args.stop_at_failure)
+                       progress=sys.stderr.isatty(), stop_at_failure=args.stop_at_failure,
+                       warm_up=False if args.no_warm_up else None)
     if not args.no_reduce:
         triage(args.db, res.campaign, ca.backends, ca.proofs, in_process=args.workers <= 0)
     cmp = compare_with_previous(args.db, res.campaign)

@@ -8,7 +8,8 @@ workloads, jax's int8 and bf16 layers), so that with host partitioning (:mod:`co
 every case offloads its matrix work and its neighbours land wherever the compiler can run them.
 Every chain starts with its matrix work (a linear layer, a gemm):
 
-- **gemmini**: an ``s8[16m, 16k]`` input; steps: an int8 linear layer (``s8 x s8 -> s32`` dot,
+- **gemmini**: an ``s8[m, k]`` input (m of 1, 7, 16, 23, 32; k of 16, 29, 32, 64; layer widths
+  16, 19, 32: every tail of the array); steps: an int8 linear layer (``s8 x s8 -> s32`` dot,
   its weights at times in PyTorch's layout, ``x @ w.T``, and a tail: saturate, ReLU, an s32 bias
   row or an s8 bias matrix added, or the wraparound low byte), an ``s8 x s8 -> s8`` dot, a
   wraparound add, a saturating residual add, a ReLU, a clamp with odd bounds, a column sum
@@ -20,7 +21,7 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   saturating tail, an int8 bias matrix half the time, or the last one's raw int32 result: what the
   output-stationary dataflow and the array's bias input (``matmul_ws_bias_*``) compute (a gate's
   second product accumulates into the first one's: ``store_os_acc`` with ``accumulate``);
-- **amx**: the same int8 chain (K a multiple of 64, the tile's row of bytes; its input u8 at
+- **amx**: the same int8 chain (m of 1, 16, 23, 32; K a multiple of 64, the tile's row of bytes; its input u8 at
   times, the first layer then a ``u8 x s8`` product, TDPBUSD's) or a bf16 one
   (``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias add, a row sum);
 - **qkv**: a ``bf16[64m, 64]`` input; steps: a gemm by a 64 x 64 matrix, a softmax as
@@ -252,13 +253,15 @@ def layers_graph(target: str, seed: int, max_nodes: int = 5, block16: bool = Fal
     if target == "gemmini" and block16:
         root = _int8_chain(t, steps, int(rng.choice((16, 32))), 16, (16, 8) if narrow else (16,), False,
                            saturating=True)
-    elif target == "gemmini":
-        root = _int8_chain(t, steps, int(rng.choice((16, 32))), int(rng.choice((16, 32, 64))), (16, 32), False)
+    elif target == "gemmini":      # sizes past one tile, primes and a batch of one included (every tail of the array)
+        root = _int8_chain(t, steps, int(rng.choice((1, 7, 16, 23, 32))), int(rng.choice((16, 29, 32, 64))),
+                           (16, 19, 32), False)
     elif target == "amx":
         if rng.random() < 0.35:
             root = _bf16_chain(t, steps, int(rng.choice((16, 32))), int(rng.choice((32, 64))))
         else:
-            root = _int8_chain(t, steps, int(rng.choice((16, 32))), 64, (64,), True, u8_input=bool(rng.random() < 0.4))
+            root = _int8_chain(t, steps, int(rng.choice((1, 16, 23, 32))), 64, (64,), True,
+                               u8_input=bool(rng.random() < 0.4))
     else:
         root = _qkv_chain(t, steps)
     return parse_hlo(t.text(f"layers_{target}_{seed}", root))

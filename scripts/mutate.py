@@ -74,7 +74,7 @@ def campaign(tree: Path, targets: list[str], minutes: float, seed: int) -> dict:
     t0 = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "accv", "fuzz", "--target", ",".join(targets), "--seed", str(seed),
                         "--minutes", str(minutes), "--workers", "2", "--db", str(db), "--no-reduce", "--no-report",
-                        "--stop-at-failure"], cwd=tree, env=env, capture_output=True, text=True)
+                        "--stop-at-failure", "--no-warm-up"], cwd=tree, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - t0
     if not db.exists():
         return {"killed": True, "oracle": "campaign did not start", "detail": (r.stderr or r.stdout)[-300:],
