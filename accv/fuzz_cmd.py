@@ -105,7 +105,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                       host=not args.no_host, guided=not args.no_guide)
     res = run_campaign(ca, args.db, workers=args.workers, scheduler=args.scheduler,
                        progress=sys.stderr.isatty(), stop_at_failure=args.stop_at_failure,
-                       warm_up=False if args.no_warm_up else None)
+                       warm_up=False if args.no_warm_up else None, say=True)
     if not args.no_reduce:
         triage(args.db, res.campaign, ca.backends, ca.proofs, in_process=args.workers <= 0)
     cmp = compare_with_previous(args.db, res.campaign)

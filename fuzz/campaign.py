@@ -230,11 +230,13 @@ class _Feed:
 
 def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler: str | None = None,
                  progress: bool = True, on_case: Callable[[Case], None] | None = None,
-                 warm_up: bool | None = None, stop_at_failure: bool = False) -> CampaignResult:
+                 warm_up: bool | None = None, stop_at_failure: bool = False,
+                 say: bool | None = None) -> CampaignResult:
     """Run (or resume) the campaign ``args`` on the store ``db`` (module docstring). The clock
     (``args.minutes``) starts after the RTL builds (:func:`fuzz.case.warm`) and the warm-up cases
     (:func:`warm_ups`; ``warm_up``: run them, default with worker processes and no scheduler).
-    ``stop_at_failure``: no new case starts once a failure is recorded (a mutation run's campaign)."""
+    ``stop_at_failure``: no new case starts once a failure is recorded (a mutation run's campaign).
+    ``say``: a line on stderr for each RTL model looked up or built (default: with ``progress``)."""
     if args.cases is None and args.minutes is None:
         raise ValueError("a campaign needs --cases or --minutes")
     store = Store(db)
@@ -263,7 +265,8 @@ def run_campaign(args: CampaignArgs, db: str | Path, workers: int = 1, scheduler
 
     cov = str(rtl_coverage.folder(db, cid)) if args.rtl_coverage else None
     if not scheduler:       # builds here, not inside a worker's case
-        res.rtl_builds = warm(args.targets, args.backends, args.rtl_coverage, say=_say if progress else None)
+        res.rtl_builds = warm(args.targets, args.backends, args.rtl_coverage,
+                              say=_say if (progress if say is None else say) else None)
     ups = warm_ups(args) if (workers > 0 and not scheduler if warm_up is None else warm_up) else []
 
     def start() -> float | None:
