@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -333,12 +334,15 @@ def warm_ups(args: CampaignArgs) -> list[CaseSpec]:
     would otherwise spend on them), and imports the compiler in each worker."""
     out: list[CaseSpec] = []
     seen: set[tuple[str, str]] = set()
+    # with RTL coverage the warm-up runs the coverage builds too (those warm() built), its tally
+    # thrown away: it is not the campaign's
+    cov = tempfile.mkdtemp(prefix="accv-warm-up-cov-") if args.rtl_coverage else None
     for t in args.targets:
         for i in range(len(args.generators or _generators(t))):
             s = args.spec(t, i)
             if (t, s.generator) not in seen:
                 seen.add((t, s.generator))
-                out.append(replace(s, seed=WARM_SEED, max_nodes=2, rtl_coverage=None))
+                out.append(replace(s, seed=WARM_SEED, max_nodes=2, rtl_coverage=cov))
     return out
 
 
