@@ -55,6 +55,17 @@ class GoalProgress:
     def missed_classes(self) -> list[str]:
         return [c for c in self.classes if c not in self.hit_classes]
 
+    #: the report's columns for :meth:`row`
+    COLUMNS = ("target", "instructions used", "α classes hit", "never used", "α classes never hit",
+               "classes the compiler never chooses")
+
+    def row(self) -> list[str]:
+        """The report table's row (:attr:`COLUMNS`)."""
+        return [self.target, f"{len(self.instructions) - len(self.missed_instructions)}/{len(self.instructions)}",
+                f"{len(self.classes) - len(self.missed_classes)}/{len(self.classes)}",
+                ", ".join(self.missed_instructions) or "-", ", ".join(self.missed_classes) or "-",
+                ", ".join(self.unreachable) or "-"]
+
     def line(self, most: int = 12) -> str:
         """One line: the shares and the first ``most`` of what was never hit."""
         def names(xs: list[str]) -> str:

@@ -157,13 +157,7 @@ def _goals(d: ReportData) -> str:
         return ""
     return ("<h3>Coverage goals</h3><p class=note>Per target, the instructions of its package and the classes "
             "of their α values (docs/fuzzing.md) that the campaign's programs used; a class no value the compiler "
-            "searches is in cannot be hit by any compiled program and is listed apart.</p>" + _table(
-                ["target", "instructions used", "α classes hit", "never used", "α classes never hit",
-                 "classes the compiler never chooses"],
-                [[g.target, f"{len(g.instructions) - len(g.missed_instructions)}/{len(g.instructions)}",
-                  f"{len(g.classes) - len(g.missed_classes)}/{len(g.classes)}",
-                  ", ".join(g.missed_instructions) or "-", ", ".join(g.missed_classes) or "-",
-                  ", ".join(g.unreachable) or "-"] for g in d.goals], {1, 2}))
+            "searches is in cannot be hit by any compiled program and is listed apart.</p>" + _table(list(d.goals[0].COLUMNS), [g.row() for g in d.goals], {1, 2}))
 
 
 def _coverage(d: ReportData) -> str:

@@ -53,12 +53,7 @@ def goal_tables(d: ReportData) -> list[str]:
     if not d.goals:
         return []
     out = ["### Coverage goals", ""]
-    out += _table(["target", "instructions used", "α classes hit", "never used", "α classes never hit",
-                   "classes the compiler never chooses"],
-                  [[g.target, f"{len(g.instructions) - len(g.missed_instructions)}/{len(g.instructions)}",
-                    f"{len(g.classes) - len(g.missed_classes)}/{len(g.classes)}",
-                    ", ".join(g.missed_instructions) or "-", ", ".join(g.missed_classes) or "-",
-                    ", ".join(g.unreachable) or "-"] for g in d.goals])
+    out += _table(list(d.goals[0].COLUMNS), [g.row() for g in d.goals])
     return out
 
 
