@@ -7,7 +7,8 @@ elementwise tail) and :func:`recognize`, which reads it off a :class:`semantics.
 The forms recognized (M, K, N >= 1; the dot contracts A's last dimension with B's dimension 0, or
 with B's dimension 1 where B is stored ``[N, K]`` as PyTorch keeps weights: ``b_t``)::
 
-    acc  = s32[M,N] dot(A', B')             A' = A s8[M,K] or convert_s32(A), B' likewise
+    acc  = s32[M,N] dot(A', B')             A' = A s8[M,K] or convert_s32(A), B' likewise;
+                                            or A u8 (unsigned activations, ``dtype="u8"``), B s8
     acc' = acc | add(acc, broadcast(bias s32[N], dimensions={1}))     (either operand order)
     out  = acc'                                                        raw int32
          | s8[M,N] dot(A, B) (no bias)                                 the low byte (wraparound)
@@ -78,7 +79,7 @@ class Gemm:
     nparams: int
     param_types: tuple[TensorType, ...] = ()
     out_shape: tuple[int, ...] = ()      # the result's shape ([M, N], or NHWK of a 1x1 convolution)
-    dtype: str = "s8"                    # the operands' element type (bf16: :mod:`.gemm_bf16`'s f32 layer)
+    dtype: str = "s8"                    # the operands' element type (bf16: :mod:`.gemm_bf16`'s f32 layer; u8: A u8, B s8)
     b_t: bool = False                    # B stored [N, K] and contracted on its last dimension (PyTorch)
     batch: int = 1                       # a batched dot: ``batch`` GEMMs, A [batch, M, K], B [batch, K, N]
     window: Any = None                   # a convolution's :class:`.conv.Conv`: A is its im2col matrix (:mod:`.conv`)
@@ -252,6 +253,9 @@ def recognize(graph: Graph) -> Gemm | None:
     rc = acc.attrs.get("rhs_contracting_dims")
     b_t = not conv and rc == ((2,) if acc.attrs.get("lhs_batch_dims", ()) else (1,))
     a, b = _param(comp, acc.operands[0], "s8"), _param(comp, acc.operands[1], "s8")
+    dtype = "s8"
+    if a is None and not conv:      # unsigned activations, signed weights (module doc)
+        a, dtype = _param(comp, acc.operands[0], "u8"), "u8"
     if a is None or b is None or len({a, b, bias}) != 3:
         return None
     pa = comp[comp.params[a]].tensor_type.shape
@@ -280,7 +284,7 @@ def recognize(graph: Graph) -> Gemm | None:
         return None
     types = tuple(comp[p].tensor_type for p in comp.params)
     return Gemm(m, k, n, a, b, bias, tail, len(comp.params), types,
-                tuple(graph.result_types[0].shape), b_t=b_t, batch=batch)
+                tuple(graph.result_types[0].shape), dtype=dtype, b_t=b_t, batch=batch)
 
 
 def _same_bytes(src: Instruction, view: Instruction) -> bool:

@@ -158,3 +158,46 @@ def test_a_layer_with_threefry_noise_parses_and_means_what_jax_computes() -> Non
     for text in (lowered.as_text(dialect="hlo"), lowered.compile().as_text()):
         (got,) = evaluate(parse_hlo(text), list(args))
         assert np.array_equal(want, got)
+
+
+def _u8_layer(lead: tuple[int, ...], m: int, k: int, n: int, torch: bool, bias: bool, scale: float | None,
+              relu: bool) -> Builder:
+    """A layer of unsigned activations as jax writes ``dot(x.astype(int32), w.astype(int32))`` of
+    ``x`` u8 (after a ReLU, quantized with a zero point of 0) and ``w`` s8, then the tail."""
+    from compilers.middle.gemm import add_tail
+
+    b = Builder("jax_u8_layer")
+    b.param("x", 0, tensor("u8", *lead, m, k))
+    b.param("w", 1, tensor("s8", n, k) if torch else tensor("s8", k, n))
+    x32 = b.op("x32", "convert", "x", type=tensor("s32", *lead, m, k))
+    w32 = b.op("w32", "convert", "w", type=tensor("s32", n, k) if torch else tensor("s32", k, n))
+    d = b.op("d", "dot", x32, w32, type=tensor("s32", *lead, m, n), lhs_contracting_dims=(len(lead) + 1,),
+             rhs_contracting_dims=(1 if torch else 0,))
+    add_tail(b, d, (*lead, m, n), n, len(lead) + 1, bias, scale, relu)
+    return b
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, k=sizes, n=sizes, lead=st.sampled_from([(), (2,)]), torch=st.booleans(), bias=st.booleans(),
+       tail=st.sampled_from([(None, False), (1.0, False), (0.0625, True), (3 / 16, False)]), seed=st.integers(0, 3))
+def test_unsigned_activations_take_amx_tdpbusd_tiles(m: int, k: int, n: int, lead: tuple[int, ...], torch: bool,
+                                                     bias: bool, tail: tuple[float | None, bool], seed: int) -> None:
+    """A u8 x s8 layer (oneDNN's u8s8s32) is the middle end's on AMX: TDPBUSD tiles, bit for bit
+    (edge inputs on odd seeds hold bytes >= 128, which a signed product would read negative)."""
+    res = tiled_on_sim(_u8_layer(lead, m, k, n, torch, bias, *tail).build(), "amx", seed)
+    names = {i.name for i in res.program.instructions}
+    assert "tdpbusd" in names and "tdpbssd" not in names
+
+
+def test_a_signed_product_of_unsigned_activations_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The planted bug: the u8 offer's product TDPBSSD (activations read as signed) must fail the check."""
+    import dataclasses
+
+    from compilers.targets.amx import tiles
+
+    bad = tiles._mul_with("tdpbssd")
+    u8 = dataclasses.replace(tiles.GEMM_TILES_U8, mul=bad,
+                             row_major_b=dataclasses.replace(tiles.GEMM_TILES_U8.row_major_b, mul=bad))
+    monkeypatch.setattr(tiles, "GEMM_TILES", dataclasses.replace(tiles.GEMM_TILES, others=(tiles.GEMM_TILES_BF16, u8)))
+    with pytest.raises(AssertionError):
+        tiled_on_sim(_u8_layer((), 23, 40, 19, False, False, None, False).build(), "amx", 1)

@@ -16,7 +16,8 @@ of :mod:`.bf16_sum` (bit for bit) and within that module's bound of the referenc
   so a remainder block multiplies zeros, and rows and columns of C past the matrix are computed
   but never stored.
 - Registers: C in tmm0 / tmm1 (two accumulators), operands in tmm2..tmm7; ``mul`` is
-  ``tilezero`` (first contraction block) then ``tdpbssd`` (s8 x s8 -> s32, wrapping adds).
+  ``tilezero`` (first contraction block) then ``tdpbssd`` (s8 x s8 -> s32, wrapping adds), or
+  ``tdpbusd`` for a layer of u8 activations (``GEMM_TILES_U8``, among ``GEMM_TILES.others``).
 - ``transpose`` / ``copy`` (a convolution's NCHW / OIHW moves): one-byte moves / the pack's rows.
 - ``resadd`` (the residual add of :mod:`compilers.middle.glue`): per row of 64 bytes ``vpaddsb``
   (signed saturating byte add), ``vpmaxsb`` with zero for ReLU.
@@ -92,9 +93,16 @@ def _load(r: int, c: int, dram: int, t: int, stride: int) -> list[Concrete]:
     return [_c("tileloadd", rows=TILE_ROWS, colsb=TILE_BYTES, stride=stride, t=t, addr=dram)]
 
 
-def _mul(r: int, kk: int, c: int, a: int, b: int, acc: int, accumulate: int, load_weights: int) -> list[Concrete]:
-    out = [] if accumulate else [_c("tilezero", t=acc)]
-    return out + [_c("tdpbssd", m=TILE_ROWS, k=TILE_BYTES // 4, n=TILE_BYTES // 4, c=acc, a=a, b=b)]
+def _mul_with(product: str) -> Any:
+    """The ``mul`` kernel whose tile product is ``product`` (``tdpbssd``: s8 x s8; ``tdpbusd``: u8 A
+    x s8 B; both sum into s32 with wrapping adds)."""
+    def mul(r: int, kk: int, c: int, a: int, b: int, acc: int, accumulate: int, load_weights: int) -> list[Concrete]:
+        out = [] if accumulate else [_c("tilezero", t=acc)]
+        return out + [_c(product, m=TILE_ROWS, k=TILE_BYTES // 4, n=TILE_BYTES // 4, c=acc, a=a, b=b)]
+    return mul
+
+
+_mul = _mul_with("tdpbssd")
 
 
 def _store(r: int, c: int, dram: int, acc: int, bias_dram: int, scratch: int, stride: int, tail: Any,
@@ -319,4 +327,13 @@ GEMM_TILES_ROWS = dataclasses.replace(GEMM_TILES, layouts=("", ""), constants=_c
 #: int8 layers whose weights are stored [N, K] (PyTorch): the program gathers B's rows as columns
 GEMM_TILES_T = dataclasses.replace(GEMM_TILES, layouts=("", ""), operand_blocks=5, constants=_constants_bt,
                                    prologue=_prologue_bt, pack_b=_pack_bt(1))
-GEMM_TILES = dataclasses.replace(GEMM_TILES, row_major_b=GEMM_TILES_ROWS, transposed_b=GEMM_TILES_T)
+
+#: int8 layers of unsigned activations (A u8, B s8: a quantized layer after a ReLU, oneDNN's u8s8s32):
+#: the same tiles, packing and tail, the product ``tdpbusd``; B in any of the three layouts
+_MUL_U8 = _mul_with("tdpbusd")
+GEMM_TILES_U8 = dataclasses.replace(
+    GEMM_TILES, dtype="u8", mul=_MUL_U8, others=(), resadd=None, spread=None, transpose=None, copy=None,
+    row_major_b=dataclasses.replace(GEMM_TILES_ROWS, dtype="u8", mul=_MUL_U8, others=()),
+    transposed_b=dataclasses.replace(GEMM_TILES_T, dtype="u8", mul=_MUL_U8, others=()))
+GEMM_TILES = dataclasses.replace(GEMM_TILES, row_major_b=GEMM_TILES_ROWS, transposed_b=GEMM_TILES_T,
+                                 others=(GEMM_TILES_BF16, GEMM_TILES_U8))
