@@ -246,7 +246,7 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
         roots = [snap.handle_class[h] for h in roots_h]
         graphs = list(ex.enumerate(roots, gamma(k)))
         if not graphs:
-            last_reason = ex.why_not(roots)
+            last_reason = ex.why_not(roots, {snap.handle_class[h] for _, h in memo.values()})
         stats.add("M3", time.perf_counter() - t)
         fresh = 0
         for pg in graphs:

@@ -301,10 +301,13 @@ class Extractor:
                 if n >= limit:
                     return
 
-    def why_not(self, roots: Sequence[int]) -> Reason:
+    def why_not(self, roots: Sequence[int], user: set[int] | None = None) -> Reason:
         """Why the root cannot be extracted: the topmost e-class with no way to be produced in
         the buffer it is needed in (the operator no instruction computes where no way produces
-        it in any buffer)."""
+        it in any buffer). ``user``: the e-classes of the kernel's own values; a class the
+        rewrites made (a product by an identity matrix that M2 showed equal to a convert) is
+        reported only where no value of the kernel's below it is the one no instruction
+        computes (the user's operator is named, not a form the compiler wrote)."""
         seen: set[tuple[int, str]] = set()
         frontier = [(r, HBM) for r in roots]
         # a root must be written: an input's own bytes (its leaf) do not count there
@@ -316,6 +319,8 @@ class Extractor:
                 return Reason(f"output {i} is the bytes of input {leaf[1]} ({t.dtype.name}{list(t.shape)}) and "
                               "no instruction sequence writes them to the output")
         layout_reason: Reason | None = None
+        made_reason: Reason | None = None   # the first class the rewrites made that nothing computes
+        made_stuck: Reason | None = None    # ... or that instructions move but none produces
         stuck: dict[int, Reason] = {}     # class -> its reason, at the first buffer it was needed in
         while frontier:
             c, buf = frontier.pop(0)
@@ -335,7 +340,11 @@ class Extractor:
                 o = min(irs, key=lambda o: (o.name in _LAYOUT_OPS, o.name))
                 if o.name not in _LAYOUT_OPS:
                     t = o.type
-                    stuck.setdefault(c, Reason.no_instruction(o.name, t.dtype.name, t.shape, into=buf))
+                    why = Reason.no_instruction(o.name, t.dtype.name, t.shape, into=buf)
+                    if user is None or c in user:
+                        stuck.setdefault(c, why)
+                    else:
+                        made_stuck = made_stuck or why
                 for en in self.snap.classes[c]:
                     info = self.eg.infos[en.info]
                     if info.kind == "pii":
@@ -348,11 +357,15 @@ class Extractor:
                     o = min(irs, key=lambda o: (o.name in _LAYOUT_OPS, o.name))
                     t = o.type
                     reason = Reason.no_instruction(o.name, t.dtype.name, t.shape, into=buf)
-                    if o.name not in _LAYOUT_OPS:
+                    if o.name not in _LAYOUT_OPS and (user is None or c in user):
                         return reason
-                    # only data movement here (a byte image, a reshape): the operator that no
-                    # instruction computes is further down; report it if there is one
-                    layout_reason = layout_reason or reason
+                    # only data movement here (a byte image, a reshape), or a value only the
+                    # rewrites wrote: the kernel's operator that no instruction computes is
+                    # further down; report it if there is one
+                    if o.name in _LAYOUT_OPS:
+                        layout_reason = layout_reason or reason
+                    else:
+                        made_reason = made_reason or reason
                     for en in self.snap.classes[c]:
                         if self.eg.infos[en.info].kind == "op":
                             frontier.extend((k, buf) for k in en.children)
@@ -373,5 +386,5 @@ class Extractor:
                 have = sorted({o.buffer for o in piis})
                 return Reason(f"a {t.dtype.name}{list(t.shape)} value is needed in {buf} but instructions produce it "
                               f"only in {', '.join(have)}")
-        return ((list(stuck.values())[-1] if stuck else layout_reason)
+        return ((list(stuck.values())[-1] if stuck else made_reason or made_stuck or layout_reason)
                 or Reason("no complete pii graph (every candidate has a cycle)"))

@@ -94,6 +94,19 @@ class Forms:
         base = dem.base
         if base is None or base.info is None or base.info.kind != "op" or self.snap is None:
             return None
+        hit = [av for av in self._leaves(base) if constants or av.base is not None]
+        if not hit:
+            return None
+        d, av = dem.idx, hit[0]
+        return View(av.base, np.where(d >= 0, av.idx[np.maximum(d, 0)], d))
+
+    def has_leaf(self, base: Term) -> bool:
+        """Whether :meth:`leaf_view` reads a demand on the operator ``base`` through some form
+        (an input, an input's layout or constant bytes)."""
+        return self.snap is not None and bool(self._leaves(base))
+
+    def _leaves(self, base: Term) -> list[View]:
+        """The views of ``base``'s forms that are an input's bytes (first) or constant bytes."""
         hit = self._leafy.get(base)
         if hit is None:
             c = self.cls.get(base)
@@ -104,11 +117,7 @@ class Forms:
             hit = self._leafy[base] = (
                 [av for av in forms if av.base is not None and av.base.info is not None
                  and av.base.info.kind == "input"] + [av for av in forms if av.base is None])
-        hit = [av for av in hit if constants or av.base is not None]
-        if not hit:
-            return None
-        d, av = dem.idx, hit[0]
-        return View(av.base, np.where(d >= 0, av.idx[np.maximum(d, 0)], d))
+        return hit
 
     def base_forms(self, base: Term | None) -> list[Term | None]:
         """``base`` and the bases of its other forms: what a demand on ``base`` is matched

@@ -24,7 +24,7 @@ import numpy as np
 from ....isa import HBM
 from ...egraph.terms import Term
 from .. import IsaRule
-from .tops import Gathers, Stack, Top, may_be_constant, meeting, meets, operand_tops, through_zero
+from .tops import Gathers, Stack, Top, is_mm, may_be_constant, meeting, meets, operand_tops, through_zero
 from .views import DC, View, _nz, nbytes
 
 __all__ = ["Pruning", "PruneMemos"]
@@ -38,6 +38,7 @@ class PruneMemos:
     ways: dict[tuple, list] = field(default_factory=dict)        # per value: its forms' ways (Tiler._ok)
     rep: dict[tuple, Term] = field(default_factory=dict)         # per value: a term of it
     held: dict[tuple[str, Term], bool] = field(default_factory=dict)   # (buffer, kernel op): may be put there
+    value_held: dict[tuple[str, Term], bool] = field(default_factory=dict)   # (buffer, kernel value): or a form of it
     masks: dict[tuple, np.ndarray] = field(default_factory=dict)  # (instruction, buf, n, base): per top, may match
     bases: dict[Term | None, list] = field(default_factory=dict)   # a base -> it and its forms' bases
     first: dict[tuple, list[str]] = field(default_factory=dict)    # (buf, n, base) -> instructions whose tops may match
@@ -285,6 +286,11 @@ class Pruning:
         branch): the kernel operator's operands are whole tensors of its shape, and each
         pattern operand that is an operator may match the demand gathered from the kernel's
         operand (its base, or a form of it). True where the top states no operand tops."""
+        if top.args is not None and base.info.name == "dot" and is_mm(base):  # type: ignore[union-attr]
+            # a matrix product met by one (:meth:`Matcher._dot`): operand i is gathered from the
+            # kernel product's operand i (a padded contraction adds zeros beside its bytes)
+            return all(self._operand_ok(kt, self.m.kernel_view(kc).base, seen, moves)
+                       for kt, kc in zip(top.args, base.children, strict=True))
         kids = operand_tops(top)
         if kids is None or top.name != base.info.name:  # type: ignore[union-attr]
             return True
@@ -296,9 +302,14 @@ class Pruning:
     def _operand_ok(self, kt: Top, kb: Term | None, seen: frozenset[str], moves: bool) -> bool:
         """Whether a pattern operand with top ``kt`` may match a demand on the kernel value
         ``kb`` (None: constant bytes). A parameter binds any demand and a constant is left to
-        the byte comparison; an operator meets constants only as a fixed point
+        the byte comparison, except a parameter in HBM, which binds only what HBM may hold
+        (:meth:`_in_hbm`); an operator meets constants only as a fixed point
         (:func:`~.tops.may_be_constant`), an input's bytes only through an integer add's zero
         identity, and a kernel operator as :meth:`_may_match` says for it or a form of it."""
+        if kt.kind == "param":
+            if kt.buffer == HBM:
+                return self._in_hbm(kb)
+            return not moves or self._holds_value(kt.buffer, kb)  # type: ignore[arg-type]
         if kt.kind != "op":
             return True
         if kb is None:
@@ -306,6 +317,37 @@ class Pruning:
         if kb.info is None or kb.info.kind != "op":
             return through_zero(kt, lambda x: self._operand_ok(x, kb, seen, moves))
         return any(self._may_match(kt, "op", b, seen, moves) for b in self.forms.base_forms(kb))
+
+    def _in_hbm(self, kb: Term | None) -> bool:
+        """Whether a demand on the kernel value ``kb`` (None: constant bytes) may be produced in
+        HBM as an operand (:meth:`~.search.Tiler._produce` with neither ``root`` nor ``part``):
+        constant bytes or an input's (a leaf), a value with such a form (:meth:`Forms.leaf_view`),
+        a kernel output (which the program writes at its place), or a concatenate (whose bytes
+        may be its operands'). A computed value is not spilled to HBM and reloaded, so any other
+        operator fails there (the demand on it gets None in every search)."""
+        if kb is None or kb.info is None or kb.info.kind != "op" or self._is_concat(kb):  # type: ignore[attr-defined]
+            return True
+        if kb in self._root_bases():   # type: ignore[attr-defined]
+            return True
+        return self.forms.has_leaf(kb)
+
+    def _holds_value(self, buf: str, kb: Term | None) -> bool:
+        """Whether a demand in ``buf`` on bytes of the kernel value ``kb`` (an operand a pattern
+        parameter binds) may be produced: constant bytes, an input's, a value with a leaf form
+        (:meth:`~.search.Tiler._resolve` reads it so) or a concatenate's pass; a computed value
+        needs :meth:`_holds` for it or one of its forms (the forms :meth:`_produce_any` tries).
+        A value met again while its own answer is being decided (forms may reach it back) is
+        taken as held: the test stays a necessary condition."""
+        if kb is None or kb.info is None or kb.info.kind != "op" or self._is_concat(kb) or self.forms.has_leaf(kb):  # type: ignore[attr-defined]
+            return True
+        key = (buf, kb)
+        hit = self.prune.value_held.get(key)
+        if hit is not None:
+            return hit
+        self.prune.value_held[key] = True        # while deciding: held (see above)
+        out = any(b is None or self._holds(buf, b) for b in self.forms.base_forms(kb))
+        self.prune.value_held[key] = out
+        return out
 
     def _holds(self, buf: str, base: Term, seen: frozenset[str] = frozenset()) -> bool:
         """Whether some instruction writing ``buf`` may put a view of the kernel operator

@@ -51,7 +51,8 @@ class Top(NamedTuple):
     the parameter's) or "op" (``name``, ``dtype``; ``subs``: the operand tops of an integer
     add, whose operand ``x`` may meet a demand through ``add(0, x) => x``, else (); ``k``: the
     contraction size of a matrix product, else None; ``kids``: the operand tops of an
-    elementwise operator, else None)."""
+    elementwise operator, else None; ``args``: the operand tops of a matrix product, which
+    :meth:`Matcher._dot` matches one to one against the kernel product's operands, else None)."""
 
     kind: str
     name: str | None = None
@@ -60,6 +61,7 @@ class Top(NamedTuple):
     k: int | None = None
     kids: tuple[Top, ...] | None = None
     buffer: str | None = None
+    args: tuple[Top, ...] | None = None
 
 
 CONST = Top("const")
@@ -76,11 +78,13 @@ def top_of(pat: Term, r: IsaRule, views: Views) -> Top:
     subs: tuple[Top, ...] = ()
     if b.info.name == "add" and not b.type.dtype.is_float and len(b.children) == 2:
         subs = tuple(top_of(c, r, views) for c in b.children)
-    k = int(b.children[0].type.shape[1]) if b.info.name == "dot" and is_mm(b) else None
+    mm = b.info.name == "dot" and is_mm(b)
+    k = int(b.children[0].type.shape[1]) if mm else None
     kids = None
     if b.info.name in ELEMENTWISE and b.children:
         kids = subs or tuple(top_of(c, r, views) for c in b.children)
-    return Top("op", b.info.name, b.type.dtype, subs, k, kids)
+    args = tuple(top_of(c, r, views) for c in b.children) if mm else None
+    return Top("op", b.info.name, b.type.dtype, subs, k, kids, args=args)
 
 
 def may_be_constant(top: Top) -> bool:
@@ -117,7 +121,8 @@ def sizeless(top: Top, kids: bool = True) -> Top:
     if top.kind != "op":
         return top
     ops = tuple(sizeless(t, kids) for t in top.kids) if kids and top.kids is not None else None
-    return top._replace(subs=tuple(sizeless(t, kids) for t in top.subs), k=None, kids=ops)
+    args = tuple(sizeless(t, kids) for t in top.args) if kids and top.args is not None else None
+    return top._replace(subs=tuple(sizeless(t, kids) for t in top.subs), k=None, kids=ops, args=args)
 
 
 def meets(top: Top, base: Term, identity: Any) -> bool:
