@@ -167,22 +167,35 @@ class _Search:
         widened = [d for d in v.deps(name) if d not in self.host and v[d].opcode == "convert"]
         if widened:
             tries.append([name, *widened])
-        chain, cur = [name], name
-        while True:
-            ds = [d for d in v.deps(cur) if d not in self.host]
-            if len(ds) != 1 or len(v.users[ds[0]]) != 1:
-                break
-            cur = ds[0]
-            chain.append(cur)
-            if v[cur].opcode in ("dot", "convolution"):     # with its widened operands
-                tries.append(chain + [d for d in v.deps(cur) if d not in self.host and v[d].opcode == "convert"])
-                break
-            if v[cur].opcode in VIEWS and v[cur].opcode not in ("reshape", "broadcast"):
-                break
+        tail = self._tail(name)
+        if tail is not None:
+            tries.append(tail)
         for names in tries:
             if not isinstance(self.compile(sorted(set(names), key=v.position.__getitem__)), Unsupported):
                 return True
         return False
+
+    def _tail(self, name: str) -> list[str] | None:
+        """The contraction whose tail ``name`` is, with that tail: back from ``name`` through the
+        operators read only there (a requantizing chain, a bias or residual add and its widened
+        operand; constants are not operators here), not through a view other than a reshape or a
+        broadcast, up to a dot or convolution and its widened operands. None where no
+        contraction is reached."""
+        v = self.view
+        region, todo, found = {name}, [name], False
+        while todo:
+            cur = todo.pop()
+            if v[cur].opcode in ("dot", "convolution"):
+                found = True
+                region.update(d for d in v.deps(cur) if d not in self.host and v[d].opcode == "convert")
+                continue
+            for d in v.deps(cur):
+                if (d in region or d in self.host or len(v.users[d]) != 1
+                        or (v[d].opcode in VIEWS and v[d].opcode not in ("reshape", "broadcast"))):
+                    continue
+                region.add(d)
+                todo.append(d)
+        return sorted(region, key=v.position.__getitem__) if found else None
 
     def blamed(self, name: str) -> bool:
         """Whether ``name`` belongs on the host: no instruction computes it alone nor fused."""
