@@ -6,7 +6,8 @@ tiling, else :mod:`.gemm`, whose forms include a 1x1 convolution as the GEMM of 
 where the target packs its operands any other convolution as the GEMM of its im2col matrix), asks the
 target package for its :class:`~.schedule.TileTarget`, plans and composes the program
 (:mod:`.schedule`, or :mod:`.conv`'s schedule) and returns it with its figures, or None where the middle end does not take the kernel (Act compiles it).
-An f32 layer of bf16 operands (:mod:`.gemm_bf16`) goes to the offer of that operand type among
+The sum of two products with one tail (an RNN cell's gate, :mod:`.gates`) is the GEMM of the
+concatenated operands. An f32 layer of bf16 operands (:mod:`.gemm_bf16`) goes to the offer of that operand type among
 ``TileTarget.others`` (none: Act compiles it); its program carries the offer's numeric contract
 (:func:`float_contract`: the ``blocked_sum`` model bit for bit, the reference within
 ``sum_bound``), since its sum has the instruction's order, not the reference's.
@@ -37,6 +38,7 @@ from ..program import Program
 from .chain import chain_layers, chain_program, split_chain
 from .conv import Conv, conv_as_gemm, conv_fits, conv_hbm_end, conv_program, layer_of
 from .gemm import Gemm
+from .gates import gate_program, gate_takes, recognize_gate
 from .gemm_bf16 import recognize_bf16
 from .glue import Residual
 from .schedule import Plan, TileError, TileTarget, offer_for, plan, tile_program
@@ -101,6 +103,13 @@ def compile_tiled(graph: Graph, acc: Accelerator,
             return None
         t = other
     if g is None and cv is None:
+        gate = recognize_gate(graph)
+        if gate is not None and gate_takes(gate, t):
+            t0 = time.perf_counter()
+            prog, built = gate_program(gate, t, acc.hbm_size, acc.name)
+            bm, _, bn = t.block
+            return Tiled(prog, gate.gemm, built, -(-gate.gemm.m // bm) * -(-gate.gemm.n // bn),
+                         time.perf_counter() - t0)
         links = split_chain(graph)
         layers = chain_layers(links, t) if links is not None else None
         # a chain none of whose layers the middle end would take alone (one block each, the

@@ -13,6 +13,7 @@ with B's dimension 1 where B is stored ``[N, K]`` as PyTorch keeps weights: ``b_
     out  = acc'                                                        raw int32
          | s8[M,N] dot(A, B) (no bias)                                 the low byte (wraparound)
          | convert_s8(clamp(-128, acc', 127))                          saturate (scale 1.0)
+           (a lower bound of 0 instead of -128, here and below: a ReLU inside the clip)
          | convert_s8(clamp(-128., round_ne(multiply(convert_f32(acc'), broadcast(scale))), 127.))
          | convert_s8(clamp(-128., round_ne(convert_f32(acc')), 127.))
     out' = out | maximum(out, broadcast(0 s8))                         ReLU (either operand order)
@@ -156,11 +157,15 @@ def _param(comp: Computation, name: str, dtype: str) -> int | None:
     return None
 
 
-def _clamp(comp: Computation, ins: Instruction) -> str | None:
-    """The clamped operand of ``clamp(-128, x, 127)``, else None."""
-    if ins.opcode != "clamp" or _scalar(comp, ins.operands[0]) != -128 or _scalar(comp, ins.operands[2]) != 127:
+def _clamp(comp: Computation, ins: Instruction) -> tuple[str, bool] | None:
+    """The clamped operand of ``clamp(-128, x, 127)`` (False), or of ``clamp(0, x, 127)`` (True: a
+    ReLU inside the clip, ``max(sat8(x), 0)`` for an integer x), else None."""
+    if ins.opcode != "clamp" or _scalar(comp, ins.operands[2]) != 127:
         return None
-    return ins.operands[1]
+    lo = _scalar(comp, ins.operands[0])
+    if lo not in (-128, 0):
+        return None
+    return ins.operands[1], lo == 0
 
 
 def tail_of(comp: Computation, cur: Instruction) -> tuple[Instruction, Tail] | None:
@@ -180,9 +185,11 @@ def tail_of(comp: Computation, cur: Instruction) -> tuple[Instruction, Tail] | N
             return None
     if not (cur.opcode == "convert" and _dtype(cur) == "s8"):
         return None if relu else (cur, Tail(None))
-    inner = _clamp(comp, comp[cur.operands[0]])
-    if inner is None:
+    clamped = _clamp(comp, comp[cur.operands[0]])
+    if clamped is None:
         return None
+    inner, clip_relu = clamped
+    relu = relu or clip_relu
     c = comp[inner]
     if _dtype(c) == "s32":
         return c, Tail(1.0, relu)

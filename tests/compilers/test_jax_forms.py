@@ -201,3 +201,56 @@ def test_a_signed_product_of_unsigned_activations_is_caught(monkeypatch: pytest.
     monkeypatch.setattr(tiles, "GEMM_TILES", dataclasses.replace(tiles.GEMM_TILES, others=(tiles.GEMM_TILES_BF16, u8)))
     with pytest.raises(AssertionError):
         tiled_on_sim(_u8_layer((), 23, 40, 19, False, False, None, False).build(), "amx", 1)
+
+
+def _jax_gate(lead: tuple[int, ...], m: int, k1: int, k2: int, n: int, bias: bool, clip: str) -> Builder:
+    """An RNN cell's gate as jax writes ``clip(x @ Wx + h @ Wh (+ b), lo, 127).astype(int8)`` in int32
+    (``clip`` "sat": lo = -128; "relu": lo = 0, a ReLU inside the clip; "raw": the int32 sum)."""
+    b = Builder("jax_gate")
+    shape = (*lead, m, n)
+    t = lambda dt: tensor(dt, *shape)  # noqa: E731
+    b.param("x", 0, tensor("s8", *lead, m, k1))
+    b.param("wx", 1, tensor("s8", k1, n))
+    b.param("h", 2, tensor("s8", *lead, m, k2))
+    b.param("wh", 3, tensor("s8", k2, n))
+    c = len(lead) + 1
+    dx = b.op("dx", "dot", "x", "wx", type=t("s32"), lhs_contracting_dims=(c,), rhs_contracting_dims=(0,))
+    dh = b.op("dh", "dot", "h", "wh", type=t("s32"), lhs_contracting_dims=(c,), rhs_contracting_dims=(0,))
+    acc = b.op("z", "add", dx, dh)
+    if bias:
+        b.param("b", 4, tensor("s32", n))
+        acc = b.op("zb", "add", acc, b.op("bb", "broadcast", "b", type=t("s32"), dimensions=(c,)))
+    if clip == "raw":
+        return b
+    b.const("lo", 0 if clip == "relu" else -128, "s32")
+    b.const("hi", 127, "s32")
+    lo = b.op("lob", "broadcast", "lo", type=t("s32"), dimensions=())
+    hi = b.op("hib", "broadcast", "hi", type=t("s32"), dimensions=())
+    b.op("q", "convert", b.op("cl", "minimum", hi, b.op("mx", "maximum", lo, acc)), type=t("s8"))
+    return b
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=sizes, k1=sizes, k2=sizes, n=sizes, lead=st.sampled_from([(), (2,)]), bias=st.booleans(),
+       clip=st.sampled_from(["sat", "relu", "raw"]), target=st.sampled_from(["gemmini", "amx"]), seed=st.integers(0, 3))
+def test_an_rnn_gate_as_jax_writes_it_is_one_gemm(m: int, k1: int, k2: int, n: int, lead: tuple[int, ...], bias: bool,
+                                                 clip: str, target: str, seed: int) -> None:
+    """``x @ Wx + h @ Wh (+ b)`` then the clip (compilers/middle/gates.py): the GEMM of [x | h] and
+    [Wx ; Wh], bit for bit, sizes past one block and primes included (a gate of two one-block
+    products is Act's on Gemmini)."""
+    graph = _jax_gate(lead, m, k1, k2, n, bias, clip).build()
+    if target == "gemmini" and not lead and m == k1 == k2 == n == 16:
+        return      # Act's (gates.gate_takes)
+    tiled_on_sim(graph, target, seed)       # (asserts the middle end tiled it)
+
+
+def test_a_gate_whose_second_activations_land_on_the_first_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The planted bug: h copied over x's columns (``[h | ?]`` instead of ``[x | h]``) must fail the check."""
+    from compilers.middle import gates
+
+    graph = _jax_gate((), 23, 20, 12, 19, False, "raw").build()
+    tiled_on_sim(graph, "gemmini", 1)           # the real program passes
+    real = gates._a_parts
+    monkeypatch.setattr(gates, "_a_parts", lambda gate, a1, a2: [(src, k, 0) for src, k, _ in real(gate, a1, a2)])
+    with pytest.raises(AssertionError):
+        tiled_on_sim(graph, "gemmini", 1)
