@@ -32,7 +32,7 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["FORMAT", "cache_dir", "cached", "source_digest"]
+__all__ = ["FORMAT", "cache_dir", "cached", "load", "source_digest", "store"]
 
 T = TypeVar("T")
 
@@ -69,16 +69,21 @@ def source_digest() -> str:
     return _DIGEST
 
 
-def cached(kind: str, text: str, filename: str, compute: Callable[[], T], cls: type[T]) -> T:
-    """``compute()``, or the ``cls`` object an earlier process cached for the same ``kind`` of
-    result of the same semantics ``text`` (given to the parser as ``filename``)."""
+def _path(kind: str, text: str, filename: str) -> Path | None:
     d = cache_dir()
     if d is None:
-        return compute()
+        return None
     h = hashlib.sha256(source_digest().encode())
     h.update(kind.encode() + b"\0" + filename.encode() + b"\0" + text.encode())
     key = h.hexdigest()
-    path = d / key[:2] / f"{key[2:]}.pkl"
+    return d / key[:2] / f"{key[2:]}.pkl"
+
+
+def load(kind: str, text: str, filename: str, cls: type[T]) -> T | None:
+    """The ``cls`` object an earlier process stored for (``kind``, ``text``, ``filename``), or None."""
+    path = _path(kind, text, filename)
+    if path is None:
+        return None
     try:
         with open(path, "rb") as f:
             g = pickle.load(f)
@@ -86,8 +91,27 @@ def cached(kind: str, text: str, filename: str, compute: Callable[[], T], cls: t
             return g
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError,
             ValueError):
-        pass                    # absent or unreadable: computed again and rewritten below
+        pass                    # absent or unreadable
+    return None
+
+
+def cached(kind: str, text: str, filename: str, compute: Callable[[], T], cls: type[T]) -> T:
+    """``compute()``, or the ``cls`` object an earlier process cached for the same ``kind`` of
+    result of the same semantics ``text`` (given to the parser as ``filename``)."""
+    hit = load(kind, text, filename, cls)
+    if hit is not None:
+        return hit
     g = compute()
+    store(kind, text, filename, g)
+    return g
+
+
+def store(kind: str, text: str, filename: str, g: object) -> None:
+    """Write ``g`` as the entry of (``kind``, ``text``, ``filename``) (atomically; a folder that
+    cannot be written is only not filled)."""
+    path = _path(kind, text, filename)
+    if path is None:
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pkl")
@@ -100,4 +124,3 @@ def cached(kind: str, text: str, filename: str, compute: Callable[[], T], cls: t
             raise
     except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
         pass                    # a read-only or full disk: the cache is only not filled
-    return g

@@ -205,7 +205,8 @@ def _act_enum(graph: Graph, acc: Accelerator, stats: Stats, max_iters: int, rule
     # patterns normalized under one set of trusted proofs (the proof cache and lock the gate reads)
     # are not those of another: a gate over an empty cache refuses the normalizing rules
     trusted = (os.environ.get("ACCV_PROOF_CACHE"), os.environ.get("ACCV_PROOF_LOCK"))
-    isa = IsaRules(acc, rules.normalize, cache_key=(rules.insts, rules.gate.prove_missing, trusted))
+    isa = IsaRules(acc, rules.normalize, cache_key=(rules.insts, rules.gate.prove_missing, trusted),
+                   normalize_stored=rules.normalize_stored)
     stats.ir_rules = len(rules.rules)
     parts = ctx.target.memo("pii_parts")
     tried: set[tuple] = set()

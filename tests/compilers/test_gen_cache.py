@@ -160,3 +160,45 @@ def test_accv_compile_writes_the_same_program_with_the_cache_off_cold_and_warm(t
         if k == 1:
             assert list((tmp_path / "gen").rglob("*.pkl"))
     assert outs[0] == outs[1] == outs[2]
+
+
+def _normalized_sample(rules, n: int = 40) -> list[tuple[str, object]]:  # noqa: ANN001
+    """Gemmini patterns that normalization changes (a mvin of scale 1.0 becomes a move), named."""
+    acc = load_target("gemmini")
+    out = []
+    for ins, alpha in _sample("gemmini", per=4):
+        pat = terms.lower_semantics(ins, alpha)
+        if rules.normalize(pat) != pat:
+            out.append((f"gemmini|{ins.name}|{sorted(alpha.items())}", pat))
+        if len(out) == n:
+            break
+    assert out and acc
+    return out
+
+
+def test_stored_normalized_patterns_are_the_ones_computed_and_rest_on_the_gate(cache: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """IrRules.normalize_stored: a fresh rule set (a later process) reads the pattern an earlier one
+    stored, equal to the one it would compute, without normalizing; where its gate answers a rule
+    the stored pattern's normalization asked about otherwise (a proof no longer trusted), the entry
+    is not used: the pattern is normalized under this gate."""
+    from compilers.act.phase1 import rewrite
+    from compilers.compile import rules_for
+
+    first = rules_for(load_target("gemmini"))
+    sample = _normalized_sample(first)
+    want = {name: first.normalize(pat) for name, pat in sample}
+    assert all(first.normalize_stored(name, pat) == want[name] for name, pat in sample)
+    assert list(cache.rglob("*.pkl"))
+
+    later = rewrite.IrRules(first.rules, first.insts, gate=first.gate)
+    real = rewrite.normalize
+    monkeypatch.setattr(rewrite, "normalize", lambda *a: pytest.fail("normalized again: the entry was not read"))
+    assert all(later.normalize_stored(name, pat) == want[name] for name, pat in sample)
+    monkeypatch.setattr(rewrite, "normalize", real)
+
+    # a gate that refuses every rule: no stored entry applies, and nothing is rewritten
+    refusing = rewrite.IrRules(first.rules, first.insts, gate=type(first.gate)(prove_missing=False))
+    monkeypatch.setattr(refusing.gate, "passes", lambda *a: False)
+    monkeypatch.setattr(refusing.gate, "ok", lambda inst: False)
+    assert all(refusing.normalize_stored(name, pat) == pat for name, pat in sample)

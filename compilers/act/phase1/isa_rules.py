@@ -82,12 +82,15 @@ class IsaRules:
     MAX_ALPHA = 4096
 
     def __init__(self, acc: Accelerator, normalize: Callable[[Term], Term] | None = None,
-                 cache_key: object = None) -> None:
+                 cache_key: object = None, normalize_stored: Callable[[str, Term], Term] | None = None) -> None:
         """``normalize``: Term -> Term, the proven IR-to-IR normalization of patterns; rules
         generated with the same ``cache_key`` (the same normalizer: hashable, holding what it
-        names) are kept in the target's context and shared, like a generated backend."""
+        names) are kept in the target's context and shared, like a generated backend.
+        ``normalize_stored``: the same normalization given the pattern's name too, which may
+        read it from the disk cache (:meth:`.rewrite.IrRules.normalize_stored`)."""
         self.acc = acc
         self.normalize = normalize
+        self.normalize_stored = normalize_stored
         #: what identifies the patterns this object makes (its shared store, or itself)
         self.key: object = (acc.name, id(acc), cache_key) if cache_key is not None else ("own", id(self))
         if cache_key is None:
@@ -134,7 +137,9 @@ class IsaRules:
             in_types = tuple(self.acc.buffers[s.buffer].slice_type(s.bounds(env)[1]) for s in ins.inputs)
             out_type = self.acc.buffers[ins.output.buffer].slice_type(ins.output.bounds(env)[1])
             pat = lower_semantics(ins, alpha)
-            if self.normalize is not None:
+            if self.normalize_stored is not None:
+                pat = self.normalize_stored(f"{self.acc.name}|{ins.name}|{sorted(alpha.items())}", pat)
+            elif self.normalize is not None:
                 pat = self.normalize(pat)
             r = IsaRule(ins, tuple(alpha.items()), pat, in_types, out_type)
         except Exception:  # noqa: BLE001 - an α the semantics rejects is not a candidate

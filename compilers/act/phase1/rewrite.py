@@ -189,3 +189,58 @@ class IrRules:
     def normalize(self, t: Term) -> Term:
         """Rewrite a g_θ(α) pattern with the shrinking rules to a fixed point (bottom-up)."""
         return normalize(self.insts, self.gate.ok, t)
+
+    def normalize_stored(self, name: str, t: Term) -> Term:
+        """:meth:`normalize` of the pattern ``t`` named ``name`` (target, instruction, α: what
+        determines ``t``), read from the disk cache of :mod:`compilers.gen_cache` where an
+        earlier process stored it under the same rule set (each rule's text and module source)
+        and its proof gate answers every rule it asked about as it answered then (the answers
+        are stored with the pattern and asked again here: normalization is a function of the
+        pattern, the rules and those answers, so the stored pattern is the one this process
+        would compute, and every rewrite in it passed this gate). Else computed and stored."""
+        from ...gen_cache import load, store
+
+        text = f"{name}|{self._rules_digest()}"
+        hit = load("normalized", text, "pattern", tuple)
+        if hit is not None and len(hit) == 2 and isinstance(hit[0], Term) and self._same_answers(hit[1]):
+            return hit[0]
+        asked: dict[tuple[str, str, int], bool] = {}
+
+        def ok(inst: Any) -> bool:
+            r = self.gate.ok(inst)
+            asked[(inst.rule.name, inst.dtype, inst.proof_rank)] = r
+            return r
+
+        out = normalize(self.insts, ok, t)
+        store("normalized", text, "pattern", (out, tuple(sorted(asked.items()))))
+        return out
+
+    def _rules_digest(self) -> str:
+        d = getattr(self, "_digest", None)
+        if d is None:
+            import hashlib
+
+            h = hashlib.sha256()
+            for r in self.rules:
+                h.update(r.text_hash().encode() + b"\0")
+            d = h.hexdigest()
+            object.__setattr__(self, "_digest", d)
+        return d
+
+    def _same_answers(self, asked: Any) -> bool:
+        """Whether this gate answers each (rule, dtype, proof rank) of ``asked`` as recorded."""
+        by_name = getattr(self, "_by_name", None)
+        if by_name is None:
+            by_name = {r.name: r for r in self.rules}
+            object.__setattr__(self, "_by_name", by_name)
+        try:
+            for (name, dtype, rank), want in asked:
+                rule = by_name.get(name)
+                if rule is None:
+                    return False
+                got = True if not self.gate.enabled else self.gate.passes(rule, dtype, rank)
+                if got != want:
+                    return False
+        except (TypeError, ValueError):
+            return False
+        return True
