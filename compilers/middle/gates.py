@@ -36,7 +36,7 @@ from semantics.types import TensorType
 
 from ..program import Concrete, Placement, Program
 from .gemm import Gemm, _dtype, _param, tail_of
-from .schedule import ALIGN, MicroKernels, TileError, TileTarget, check_strides, offer_for, plan, tile_program
+from .schedule import ALIGN, MicroKernels, TileError, TileTarget, _align, check_strides, offer_for, plan, tile_program
 from .tiled import tiles
 
 __all__ = ["Gate", "recognize_gate", "gate_takes", "gate_program"]
@@ -56,13 +56,14 @@ class Gate:
     param_types: tuple[TensorType, ...]
 
 
-def _terms(comp: Computation, ins: Instruction, out: list[Instruction]) -> None:
-    """The operands of a tree of s32 adds (the adds' users being the tree itself)."""
+def _add_tree(comp: Computation, ins: Instruction, adds: list[Instruction], terms: list[Instruction]) -> None:
+    """The s32 adds of the tree rooted at ``ins`` and their operands that are not such adds."""
     if ins.opcode == "add" and _dtype(ins) == "s32":
+        adds.append(ins)
         for o in ins.operands:
-            _terms(comp, comp[o], out)
+            _add_tree(comp, comp[o], adds, terms)
     else:
-        out.append(ins)
+        terms.append(ins)
 
 
 def recognize_gate(graph: Graph) -> Gate | None:
@@ -74,15 +75,14 @@ def recognize_gate(graph: Graph) -> Gate | None:
     if found is None or found[1].wrap:
         return None
     acc, tail = found
+    adds: list[Instruction] = []
     terms: list[Instruction] = []
-    _terms(comp, acc, terms)
+    _add_tree(comp, acc, adds, terms)
     dots = [t for t in terms if t.opcode == "dot"]
     rest = [t for t in terms if t.opcode != "dot"]
     if len(dots) != 2 or len(rest) > 1:
         return None
     users = comp.users()
-    adds = []
-    _adds(comp, acc, adds)
     if any(len(users[a.name]) != 1 for a in adds if a is not acc):
         return None                 # an intermediate sum read elsewhere: not one gate
     bias = None
@@ -134,13 +134,6 @@ def recognize_gate(graph: Graph) -> Gate | None:
     return Gate((a[0], a[1]), (b[0], b[1]), (ks[0], ks[1]), bias, g, types)
 
 
-def _adds(comp: Computation, ins: Instruction, out: list[Instruction]) -> None:
-    if ins.opcode == "add" and _dtype(ins) == "s32":
-        out.append(ins)
-        for o in ins.operands:
-            _adds(comp, comp[o], out)
-
-
 def gate_takes(gate: Gate, t: TileTarget) -> bool:
     """Whether the middle end takes ``gate`` on ``t``: it has the ``copy`` micro-kernel, and the
     gate is not two one-block products left to Act (module doc)."""
@@ -155,10 +148,6 @@ def _a_parts(gate: Gate, a1_at: int, a2_at: int) -> list[tuple[int, int, int]]:
     """Where A1 and A2 lie, their widths, and the column of ``[A1 | A2]`` each is copied to."""
     k1, k2 = gate.ks
     return [(a1_at, k1, 0), (a2_at, k2, k1)]
-
-
-def _align(x: int) -> int:
-    return -(-x // ALIGN) * ALIGN
 
 
 def gate_program(gate: Gate, t: TileTarget, hbm_size: int, target: str) -> tuple[Program, int]:

@@ -325,11 +325,13 @@ class Pruning:
         a kernel output (which the program writes at its place), or a concatenate (whose bytes
         may be its operands'). A computed value is not spilled to HBM and reloaded, so any other
         operator fails there (the demand on it gets None in every search)."""
-        if kb is None or kb.info is None or kb.info.kind != "op" or self._is_concat(kb):  # type: ignore[attr-defined]
-            return True
-        if kb in self._root_bases():   # type: ignore[attr-defined]
-            return True
-        return self.forms.has_leaf(kb)
+        return self._uncomputed_bytes(kb) or kb in self._root_bases()  # type: ignore[attr-defined]
+
+    def _uncomputed_bytes(self, kb: Term | None) -> bool:
+        """Whether a demand on ``kb`` may be met without computing it: constant bytes, an input,
+        a concatenate (its operands' bytes) or a value with a leaf form (:meth:`Forms.leaf_view`)."""
+        return (kb is None or kb.info is None or kb.info.kind != "op" or self._is_concat(kb)  # type: ignore[attr-defined]
+                or self.forms.has_leaf(kb))
 
     def _holds_value(self, buf: str, kb: Term | None) -> bool:
         """Whether a demand in ``buf`` on bytes of the kernel value ``kb`` (an operand a pattern
@@ -338,8 +340,9 @@ class Pruning:
         needs :meth:`_holds` for it or one of its forms (the forms :meth:`_produce_any` tries).
         A value met again while its own answer is being decided (forms may reach it back) is
         taken as held: the test stays a necessary condition."""
-        if kb is None or kb.info is None or kb.info.kind != "op" or self._is_concat(kb) or self.forms.has_leaf(kb):  # type: ignore[attr-defined]
+        if self._uncomputed_bytes(kb):
             return True
+        assert kb is not None
         key = (buf, kb)
         hit = self.prune.value_held.get(key)
         if hit is not None:
