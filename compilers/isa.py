@@ -132,6 +132,11 @@ class InstrDef:
     doc: str = ""
     target: str = ""
     search: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    #: relations between α attributes the compiler's search keeps to (e.g. ``a_cols == b_rows``):
+    #: the description's claim that every α outside them computes what one inside computes from
+    #: fewer operand bytes at no lower cost, so no program is lost; a program outside them is still
+    #: valid (the simulator and encoders check ``constraints`` only)
+    search_where: tuple[Expr, ...] = ()
     #: adjacency (instruction fusion): the next instruction must be one of these (e.g. a preload
     #: becomes one command pair with its compute) / the previous instruction must be one of these
     followed_by: tuple[str, ...] = ()
@@ -296,7 +301,8 @@ class Accelerator:
                         output: tuple[str, Sequence[str | int], Sequence[str | int]],
                         semantics: str, constraints: Sequence[str] = (), contract: NumericContract | None = None,
                         cycles: str | int = 1, hbm_bytes: str | int = 0, doc: str = "",
-                        search: Mapping[str, Sequence[int]] | None = None, followed_by: Sequence[str] = (),
+                        search: Mapping[str, Sequence[int]] | None = None, search_where: Sequence[str] = (),
+                        followed_by: Sequence[str] = (),
                         preceded_by: Sequence[str] = (),
                         config: Mapping[str, Sequence[str | int]] | None = None,
                         classes: Mapping[str, Mapping[str, str]] | None = None) -> InstrDef:
@@ -307,7 +313,9 @@ class Accelerator:
         per register-naming β attribute, the shape (α expressions) the register must be
         configured with for this instruction (one configuration per program). ``classes``: per α
         attribute, named classes of its values as predicates over α (coverage goals,
-        :meth:`InstrDef.alpha_class`), e.g. ``{"stride": {"dense": "stride == cols"}}``."""
+        :meth:`InstrDef.alpha_class`), e.g. ``{"stride": {"dense": "stride == cols"}}``.
+        ``search`` / ``search_where``: the values and relations of α the compiler tries (the
+        fields of :class:`InstrDef`)."""
         where = f"{self.name}.{name}"
         if name in self.instructions:
             raise IsaError("instruction is defined twice", where=where)
@@ -321,6 +329,7 @@ class Accelerator:
                 contract=contract or NumericContract(), cost=Cost(parse_expr(cycles), parse_expr(hbm_bytes)),
                 doc=doc, target=self.name,
                 search=tuple((k, tuple(int(v) for v in vals)) for k, vals in (search or {}).items()),
+                search_where=_exprs(search_where),
                 followed_by=tuple(followed_by), preceded_by=tuple(preceded_by),
                 config=tuple((k, _exprs(v)) for k, v in (config or {}).items()),
                 classes=tuple((k, tuple((n, parse_expr(e)) for n, e in v.items())) for k, v in (classes or {}).items()))
@@ -349,6 +358,9 @@ class Accelerator:
             if a not in ins.alpha or any(e.vars() - set(ins.alpha) for _, e in named):
                 raise IsaError(f"classes of '{a}': only alpha attributes may be classed, by alpha attributes",
                                where=where)
+        for c in ins.search_where:
+            if c.vars() - set(ins.alpha):
+                raise IsaError(f"search relation '{c}' may relate only alpha attributes", where=where)
         fields: list[tuple[str, frozenset[str]]] = []
         for i, s in enumerate(ins.inputs):
             fields.append((f"input {i} ({s.buffer})", s.vars()))
@@ -421,5 +433,7 @@ class Accelerator:
             lines.append(f"        out:  {ins.output}")
             if ins.constraints:
                 lines.append("        when: " + " and ".join(str(c) for c in ins.constraints))
+            if ins.search_where:
+                lines.append("        searched where: " + " and ".join(str(c) for c in ins.search_where))
             lines.append(f"        numeric: {ins.contract}; cost: {ins.cost.cycles} cycles, {ins.cost.hbm_bytes} HBM bytes")
         return "\n".join(lines) + "\n"

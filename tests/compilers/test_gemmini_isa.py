@@ -4,12 +4,16 @@ bad programs; the hand-written corpus programs against the reference interpreter
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from compilers.isa import Accelerator
+from compilers.expr import parse_expr
+from compilers.isa import Accelerator, IsaError
 from compilers.program import Concrete, Program, parse_asm, read_asm
 from compilers.simulator import Machine, SimError, simulate
 from compilers.targets import load_target
@@ -392,3 +396,69 @@ def test_gemm_program(gem: Accelerator) -> None:
     want = np.clip(a.astype(np.int64) @ b.astype(np.int64), -128, 127).astype(np.int8)
     assert np.array_equal(r.outputs[0], want)
     assert isinstance(p, Program) and r.executed == len(p)
+
+
+# --------------------------------------------------------------------------------------------
+# the search relations (search_where): every α outside them computes what the α inside computes
+# --------------------------------------------------------------------------------------------
+
+
+WS_NAMES = ("matmul_ws_acc", "matmul_ws_spad", "matmul_ws_bias_acc", "matmul_ws_bias_spad")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, DIM), st.integers(1, DIM), st.integers(1, DIM),
+       st.integers(1, DIM))
+def test_matmul_os_depths_past_the_other_operand_change_nothing(seed: int, a_rows: int, a_cols: int, b_rows: int,
+                                                                 b_cols: int) -> None:
+    """The description's claim behind ``a_cols == b_rows``: matmul_os of unequal depths leaves the
+    array as the one of depth min(a_cols, b_rows) does (the simulator runs the description)."""
+    gem = load_target("gemmini")
+    k = min(a_cols, b_rows)
+    pes = []
+    for ac, br in ((a_cols, b_rows), (k, k)):
+        m = fresh(gem, np.random.default_rng(seed))
+        step(m, "matmul_os", a_rows=a_rows, a_cols=ac, b_rows=br, b_cols=b_cols, a=0, b=32)
+        pes.append(m.state["pe"].copy())
+    np.testing.assert_array_equal(pes[0], pes[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(WS_NAMES), st.integers(1, DIM), st.integers(1, DIM),
+       st.integers(1, DIM), st.integers(1, DIM))
+def test_matmul_ws_rows_past_c_rows_change_nothing(seed: int, name: str, a_rows: int, a_cols: int, c_rows: int,
+                                                   c_cols: int) -> None:
+    """The claim behind ``a_rows <= c_rows``: A's rows past c_rows reach no output row."""
+    gem = load_target("gemmini")
+    ins = gem.instructions[name]
+    outs = []
+    for ar in (max(a_rows, c_rows), c_rows):
+        m = fresh(gem, np.random.default_rng(seed))
+        attrs = {"a_rows": ar, "a_cols": a_cols, "c_rows": c_rows, "c_cols": c_cols, "a": 0, "c": 40}
+        attrs |= {"d": 80} if "d" in ins.beta else {}
+        attrs |= {"accumulate": seed % 2} if "accumulate" in ins.alpha else {"relu": seed % 2}
+        step(m, "preload_ws", rows=DIM, cols=DIM, b=100)
+        step(m, name, **attrs)
+        outs.append({b: m.state[b].copy() for b in ("spad", "acc")})
+    for b in ("spad", "acc"):
+        np.testing.assert_array_equal(outs[0][b], outs[1][b])
+
+
+def test_the_search_keeps_to_its_relations(gem: Accelerator) -> None:
+    from compilers.act.phase1.isa_rules import IsaRules
+
+    gen = IsaRules(gem)
+    os_alphas = list(gen._candidates(gem.instructions["matmul_os"], {1, 7, 8, 16}))
+    assert os_alphas and all(a["a_cols"] == a["b_rows"] for a in os_alphas)
+    assert {a["b_rows"] for a in os_alphas} == {a["a_cols"] for a in os_alphas}      # every depth still searched
+    for name in WS_NAMES:
+        alphas = list(gen._candidates(gem.instructions[name], {1, 7, 8, 16}))
+        assert alphas and all(a["a_rows"] <= a["c_rows"] for a in alphas)
+
+
+def test_a_search_relation_names_only_alpha() -> None:
+    acc = build()
+    os_ = acc.instructions["matmul_os"]
+    acc.instructions["matmul_os"] = replace(os_, search_where=(parse_expr("a == 0"),))      # a: β
+    with pytest.raises(IsaError, match="search relation 'a == 0' may relate only alpha attributes"):
+        acc.validate()

@@ -121,7 +121,7 @@ class IsaRules:
         count = math.prod(len(d) for d in doms)
         if count > self.MAX_ALPHA:
             doms = [d[:8] for d in doms]
-        alpha_only = [c for c in ins.constraints if c.vars() <= set(ins.alpha)]
+        alpha_only = [c for c in ins.constraints if c.vars() <= set(ins.alpha)] + list(ins.search_where)
         for combo in itertools.product(*doms):
             env = dict(zip(ins.alpha, combo, strict=True))
             if all(c.eval(env) for c in alpha_only):

@@ -368,6 +368,9 @@ def build(dim: int = DIM) -> Accelerator:
             g.add_instruction(
                 name, alpha=alpha, beta=["a"] + (["d"] if bias else []) + ["c"], inputs=inputs,
                 output=(dest, ["c", 0], ["c_rows", "c_cols"]), contract=ex, cycles=D,
+                # A's rows past c_rows reach no output row: a_rows = c_rows computes the same C
+                # from fewer bytes, at the same cost
+                search_where=["a_rows <= c_rows"],
                 doc=doc + "; [PRELOAD] COMPUTE_PRELOADED (after preload_ws) or COMPUTE_ACCUMULATED (WS)",
                 semantics=_entry(name, body, D))
 
@@ -393,6 +396,9 @@ def build(dim: int = DIM) -> Accelerator:
         inputs=[("spad", ["a", 0], ["a_rows", "a_cols"]), ("spad", ["b", 0], ["b_rows", "b_cols"]),
                 ("pe", [0, 0], [D, D])],
         output=("pe", [0, 0], [D, D]), contract=ex, cycles=D,
+        # A's columns past b_rows meet B's zero padding (and B's rows past a_cols A's): the product
+        # is the one of depth min(a_cols, b_rows), read from fewer bytes, at the same cost
+        search_where=["a_cols == b_rows"],
         doc="pe = wrap20(pe + A x B); COMPUTE_PRELOADED (after preload_os*) or COMPUTE_ACCUMULATED (OS)",
         semantics=_entry("matmul_os", """
   a = s8[`a_rows`,`a_cols`] parameter(0)

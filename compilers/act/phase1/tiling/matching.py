@@ -24,6 +24,7 @@ test a constant fixed point) and the same elementwise set.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -69,8 +70,23 @@ class Matcher:
         self.identity = identity
         self.forms = forms or Forms()
         self.kernel_view = self.forms.view_of
+        self._memo: dict[tuple, list[Bind]] = {}
 
     def match(self, pat: Term, dem: View, bind: Bind) -> Iterator[Bind]:
+        """The bindings (each a new dict, never written after) under which ``pat`` computes
+        ``dem``, extending ``bind``. A pure function of its arguments for one matcher (its views,
+        forms and identity gate are fixed), so each answer is kept: the search asks the same
+        question of the α of an instruction again and again (the α differ in their operands'
+        padding, and their patterns share the operators above it), and of a shared sub-term once
+        per path to it. The demand is keyed by a digest of its bytes (the views are up to a
+        buffer's size)."""
+        key = (pat, dem.base, _digest(dem.idx), tuple((i, v.base, _digest(v.idx)) for i, v in sorted(bind.items())))
+        got = self._memo.get(key)
+        if got is None:
+            got = self._memo[key] = list(self._match(pat, dem, bind))
+        return iter(got)
+
+    def _match(self, pat: Term, dem: View, bind: Bind) -> Iterator[Bind]:
         pv = self.view_of(pat)
         if len(pv) != len(dem):
             return
@@ -232,6 +248,10 @@ class Matcher:
             z[np.ix_(ri >= 0, k >= K)] = -1          # the constant byte 0
             left = View(left.base, z.reshape(-1))
         yield from self._children(p.children, [left, self._gather(D.children[1], rj)], bind)
+
+
+def _digest(idx: np.ndarray) -> bytes:
+    return hashlib.blake2b(idx.tobytes(), digest_size=16).digest()
 
 
 def _one_per_line(valid: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray | None:
