@@ -22,7 +22,7 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   output-stationary dataflow and the array's bias input (``matmul_ws_bias_*``) compute (a gate's
   second product accumulates into the first one's: ``store_os_acc`` with ``accumulate``);
 - **amx**: the same int8 chain (m of 1, 16, 23, 32; K a multiple of 64, the tile's row of bytes; its input u8 at
-  times, the first layer then a ``u8 x s8`` product, TDPBUSD's) or a bf16 one
+  times, clipped half of those times, the first layer then a ``u8 x s8`` product, TDPBUSD's) or a bf16 one
   (``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias add, a row sum);
 - **qkv**: a ``bf16[64m, 64]`` input; steps: a gemm by a 64 x 64 matrix, a softmax as
   ``jax.nn.softmax`` writes it (the row maximum subtracted first) or as ``exp / sum``, a scale by a
@@ -111,6 +111,9 @@ def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_
     rng = t.rng
     x = t.param(f"{'u8' if u8_input else 's8'}[{m},{k}]")
     if u8_input:
+        if rng.random() < 0.5:      # the uint8 input clipped first (jnp.clip on uint8: AMX's byte min / max)
+            lo, hi = int(rng.integers(0, 64)), int(rng.integers(128, 256))
+            x = t.op("clamp", f"u8[{m},{k}]", f"clamp({t.splat('u8', f'{m},{k}', lo)}, {x}, {t.splat('u8', f'{m},{k}', hi)})")
         w = t.param(f"s8[{k},{ks[0]}]")
         a32 = t.op("convert", f"s32[{m},{k}]", f"convert({x})")
         w32 = t.op("convert", f"s32[{k},{ks[0]}]", f"convert({w})")

@@ -18,7 +18,9 @@ Act; first the offer's ``diagnose`` may say why the kernel is not the target's f
 a softmax that subtracts the row maximum), which exits 3 with that reason. Otherwise it takes a recognized layer unless the target leaves one block to Act
 (``one_block_to_act``) and the layer is a dot of exactly one block with no bias and the
 int32-clamp tail, which Act's instruction selection compiles by itself (the paper's
-``gemmini_gemm``, whose program stays Act's). A layer it takes but the target cannot run raises
+``gemmini_gemm``, whose program stays Act's). The residual add of two entry parameters
+(:mod:`.glue`'s form, alone) is the middle end's on a target that leaves no block to Act (AMX,
+whose saturating byte add is a tile-only instruction Act does not select); Gemmini's stays Act's. A layer it takes but the target cannot run raises
 :class:`~.schedule.TileError` (exit 3) naming why.
 """
 
@@ -30,17 +32,19 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from semantics.dtypes import DTYPES
 from semantics.ir import Graph
+from semantics.types import TensorType
 
 from ..contract import Contract
 from ..isa import Accelerator
-from ..program import Program
+from ..program import Placement, Program
 from .chain import chain_layers, chain_program, split_chain
 from .conv import Conv, conv_as_gemm, conv_fits, conv_hbm_end, conv_program, layer_of
-from .gemm import Gemm
 from .gates import gate_program, gate_takes, recognize_gate
+from .gemm import Gemm
 from .gemm_bf16 import recognize_bf16
-from .glue import Residual
+from .glue import Residual, recognize_residual, residual_program
 from .schedule import Plan, TileError, TileTarget, offer_for, plan, tile_program
 
 __all__ = ["Tiled", "compile_tiled", "float_contract", "takes"]
@@ -124,6 +128,11 @@ def compile_tiled(graph: Graph, acc: Accelerator,
                                               // (bn if not isinstance(x, Residual) else t.block[1]))
                          for x in layers)
             return Tiled(prog, None, built, ntiles, time.perf_counter() - t0)
+        rs = recognize_residual(graph) if links is None else None
+        if rs is not None and not t.one_block_to_act and t.resadd is not None:
+            t0 = time.perf_counter()
+            prog = _residual_alone(rs, t, acc)
+            return Tiled(prog, None, 1, -(-rs.m // t.block[0]) * -(-rs.c // t.block[1]), time.perf_counter() - t0)
     if g is None or not takes(g, t):
         return None
     t = offer_for(g, t)
@@ -137,6 +146,14 @@ def compile_tiled(graph: Graph, acc: Accelerator,
     bm, _, bn = t.block
     ntiles = g.batch * -(-g.m // bm) * -(-g.n // bn)
     return Tiled(prog, g, len(mk.built), ntiles, time.perf_counter() - t0)
+
+
+def _residual_alone(rs: Residual, t: TileTarget, acc: Accelerator) -> Program:
+    """The residual add of two entry parameters (:mod:`.glue`'s program, A placed first)."""
+    nbytes = rs.m * rs.c
+    prog, _ = residual_program(rs, t, acc.hbm_size, acc.name, nbytes, 0, None)
+    a = Placement(rs.a, 0, TensorType(DTYPES["s8"], rs.shape))
+    return replace(prog, inputs=tuple(sorted((a, *prog.inputs), key=lambda x: x.index)))
 
 
 def _conv_inner(cv: Conv, t: TileTarget, acc: Accelerator, base: int) -> tuple[Program, int, int]:

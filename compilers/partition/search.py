@@ -197,6 +197,17 @@ class _Search:
                 todo.append(d)
         return sorted(region, key=v.position.__getitem__) if found else None
 
+    def _compiling_tail(self, named: list[str], region: list[str]) -> frozenset[str] | None:
+        """The first of ``named``'s contraction tails (:meth:`_tail`) that is a proper part of
+        ``region`` and compiles, else None."""
+        for n in named:
+            tail = self._tail(n)
+            if tail is None or not set(tail) < set(region):
+                continue
+            if not isinstance(self.compile(tail), Unsupported):
+                return frozenset(tail)
+        return None
+
     def blamed(self, name: str) -> bool:
         """Whether ``name`` belongs on the host: no instruction computes it alone nor fused."""
         return self.probe(name) is not None and not self.fuses(name)
@@ -245,9 +256,14 @@ class _Search:
                 bad = self.culprits(region, r)
                 for n in bad:
                     self.host[n] = (self.probe(n) or r).reason
-                if not bad:     # a combination fails: the operators it names apart from the rest, else halves
+                if not bad:     # a combination fails: a named operator's compiling contraction tail
+                    # apart from the rest (what else the region holds spoils the fused form: a clip
+                    # of the layer's input), else the operators it names, else halves
                     named = [n for n in region if e_names(r, v, n)]
-                    if named and len(named) < len(region):
+                    tail = self._compiling_tail(named, region)
+                    if tail is not None:
+                        self.apart.append((tail, frozenset(n for n in region if n not in tail)))
+                    elif named and len(named) < len(region):
                         self.apart.append((frozenset(named), frozenset(n for n in region if n not in named)))
                     else:
                         half = len(region) // 2

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from semantics.build import Builder, tensor
+from semantics.ir import Graph
 from tests.compilers.tiled_check import tiled_on_sim
 
 PRIMES = (1, 2, 3, 5, 7, 13, 17, 31, 37, 61, 67)
@@ -109,6 +110,52 @@ def test_a_residual_block_as_jax_writes_it(m: int, c: int, hidden: list[int], le
         b.const("z8", 0, "s8")
         out = b.op("relu", "maximum", out, b.op("z8b", "broadcast", "z8", type=t("s8"), dimensions=()))
     tiled_on_sim(b.build(out), target, seed)
+
+
+def _jax_residual_alone(shape: tuple[int, ...], relu: str) -> Graph:
+    """``jnp.clip(y.astype(int32) + x.astype(int32), lo, 127).astype(int8)`` of two int8
+    parameters (lo 0: the ReLU inside the clip; ``after``: ReLU of the int8 result)."""
+    b = Builder("jax_residual_alone")
+    t = lambda dt: tensor(dt, *shape)  # noqa: E731
+    y, x = b.param("y", 0, t("s8")), b.param("x", 1, t("s8"))
+    s = b.op("s", "add", b.op("y32", "convert", y, type=t("s32")), b.op("x32", "convert", x, type=t("s32")))
+    b.const("lo", 0 if relu == "clip" else -128, "s32")
+    b.const("hi", 127, "s32")
+    clip = b.op("clip", "clamp", b.op("lob", "broadcast", "lo", type=t("s32"), dimensions=()), s,
+                b.op("hib", "broadcast", "hi", type=t("s32"), dimensions=()))
+    out = b.op("out", "convert", clip, type=t("s8"))
+    if relu == "after":
+        b.const("z8", 0, "s8")
+        out = b.op("relu", "maximum", out, b.op("z8b", "broadcast", "z8", type=t("s8"), dimensions=()))
+    return b.build(out)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.sampled_from([(16, 64), (23, 64), (1, 19), (2, 8, 19), (3, 130)]),
+       relu=st.sampled_from(["none", "clip", "after"]), seed=st.integers(0, 3))
+def test_a_residual_add_alone_runs_on_amx_byte_adds(shape: tuple[int, ...], relu: str, seed: int) -> None:
+    """The saturating residual add of two int8 tensors alone (a region the partitioner cuts out of
+    a ResNet block): AMX's vpaddsb, a tile-only instruction, through the middle end, bit for bit."""
+    res = tiled_on_sim(_jax_residual_alone(shape, relu), "amx", seed)
+    assert {c.name for c in res.program.instructions} >= {"vpaddsb"}
+
+
+def test_a_residual_add_alone_stays_acts_on_gemmini() -> None:
+    from compilers.compile import compile
+    from compilers.middle.compile import compile_tiled
+    from compilers.targets import load_target
+
+    g = _jax_residual_alone((32, 8), "none")
+    assert compile_tiled(g, load_target("gemmini")) is None
+    res = compile(g, "gemmini")
+    assert not res.stats.middle
+    assert [c.name for c in res.program.instructions].count("mvin_acc_s8") == 2
+
+
+def test_a_residual_add_alone_on_the_amx_emulation() -> None:
+    from tests.compilers.tiled_check import on_backend
+
+    on_backend(_jax_residual_alone((23, 64), "after"), "amx", "emulated")
 
 
 @pytest.mark.parametrize("form", ["pre", "post"])

@@ -251,3 +251,35 @@ ENTRY e {
     assert v.outcome == "pass", v.reason
     with pytest.raises(ValueError, match="gemmini has no instruction tdpbssd to withhold"):
         compile(g, "gemmini", withhold=("tdpbssd",))
+
+
+def test_a_clip_before_a_layer_is_cut_off_and_the_layer_stays_whole() -> None:
+    """jnp.clip of a uint8 input, then the u8 x s8 layer with its requantizing tail: the whole
+    graph fails (the middle end's layer reads a parameter, not a clip) naming the tail's convert;
+    the partitioner cuts the compiling contraction tail apart from the clip (not the convert
+    apart from its layer), so every operator and every MAC runs on AMX."""
+    g = parse_hlo("""HloModule clip_layer
+ENTRY e {
+  x = u8[16,64] parameter(0)
+  lo = u8[] constant(12)
+  hi = u8[] constant(191)
+  lob = u8[16,64] broadcast(lo), dimensions={}
+  hib = u8[16,64] broadcast(hi), dimensions={}
+  clip = u8[16,64] clamp(lob, x, hib)
+  w = s8[64,64] parameter(1)
+  x32 = s32[16,64] convert(clip)
+  w32 = s32[64,64] convert(w)
+  acc = s32[16,64] dot(x32, w32), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = s32[] constant(0)
+  top = s32[] constant(127)
+  zb = s32[16,64] broadcast(z), dimensions={}
+  topb = s32[16,64] broadcast(top), dimensions={}
+  sat = s32[16,64] clamp(zb, acc, topb)
+  ROOT y = s8[16,64] convert(sat)
+}""")
+    res = compile(g, "amx", host=True, proofs="cached")
+    p = res.program
+    assert isinstance(p, Partitioned) and not p.split.host and p.split.mac_share == 1.0
+    assert {"vpmaxub", "vpminub", "tdpbusd"} <= {c.name for c in p.instructions}
+    v = check_program(g, res.acc, p, 2, 0, backend=["sim"])
+    assert v.outcome == "pass", v.reason
