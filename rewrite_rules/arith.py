@@ -345,6 +345,13 @@ def _and_zero(c):
     return op("and", x, _k(c, x, 0)), _k(c, x, 0), []
 
 
+@rule("and(0, x) => 0", family=F, dtypes=INTS_PRED)
+def _zero_and(c):
+    """and with zero on the left is zero (a mask of 0 bits: Gemmini's rounding shift by 0)."""
+    x = c.tensor("x")
+    return op("and", _k(c, x, 0), x), _k(c, x, 0), []
+
+
 @rule("and(x, not(0)) => x", family=F, dtypes=INTS_PRED)
 def _and_ones(c):
     """and with all ones (not 0; true on pred) is the identity."""

@@ -189,3 +189,37 @@ ENTRY e {
     backends = [b for b in ("sim", "stream", "rtl") if unavailable("gemmini", b) is None]
     v = check_program(g, res.acc, res.program, 3, 0, backend=backends)
     assert v.outcome == "pass", v.reason
+
+
+@pytest.mark.parametrize("relu", [False])
+def test_an_output_stationary_layer_saturates_into_the_scratchpad(relu: bool) -> None:
+    """The int8 result of an output-stationary layer leaves the array through ``store_os_spad``
+    (shift 0: its rounding shift is the identity once ``and(0, x) => 0`` folds the rounding bit)
+    and ``mvout_spad``; checked on every backend of this machine. (With ReLU inside the clip the
+    search does not match store_os_spad's ReLU form yet: ``store_os_acc`` and ``mvout_acc``.)"""
+    from compilers.compile import compile
+    from fuzz.opsets import GEMMINI_WS
+    from semantics.hlo_parser import parse_hlo
+
+    lo = 0 if relu else -128
+    g = parse_hlo(f"""HloModule os_layer
+ENTRY e {{
+  a = s8[16,16] parameter(0)
+  b = s8[16,16] parameter(1)
+  d = s32[16,16] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  lo = s32[] constant({lo})
+  hi = s32[] constant(127)
+  l = s32[16,16] broadcast(lo), dimensions={{}}
+  h = s32[16,16] broadcast(hi), dimensions={{}}
+  c = s32[16,16] clamp(l, d, h)
+  ROOT y = s8[16,16] convert(c)
+}}""")
+    res = compile(g, "gemmini", withhold=GEMMINI_WS)
+    names = [c.name for c in res.program.instructions]
+    assert "store_os_spad" in names and "mvout_spad" in names and "store_os_acc" not in names
+    spad = next(c for c in res.program.instructions if c.name == "store_os_spad")
+    assert dict(spad.attrs)["shift"] == 0 and dict(spad.attrs)["relu"] == int(relu)
+    from check.backends import backends_for
+
+    chk = check_program(g, res.acc, res.program, 3, seed=1, backend=list(backends_for("gemmini")))
+    assert chk.ok, chk.message

@@ -427,6 +427,9 @@ def build(dim: int = DIM) -> Accelerator:
         "store_os_spad", alpha={"rows": R, "cols": R, "shift": tuple(range(0, 32)), "relu": (0, 1)}, beta=["c"],
         inputs=[("pe", [0, 0], ["rows", "cols"])], output=("spad", ["c", 0], ["rows", "cols"]),
         contract=ex, cycles=D, preceded_by=("matmul_os",),
+        # shift 0: the saturating store of a layer's int8 result (another shift needs the
+        # rounding shift written out in the kernel, which no user form or generator writes)
+        search={"shift": (0,)},
         doc="C = relu?(sat8(rshift_rne(pe, shift))); config_ex sys_shift/act",
         semantics=_entry("store_os_spad", "\n  x = s32[`rows`,`cols`] parameter(0)"
                          + _rounding_shift("x", "`rows`,`cols`", "sx") + _sat_s8("sx", "`rows`,`cols`", "q")
