@@ -27,7 +27,8 @@ instance by construction, established on the instance itself with the reference 
   ``minimum(maximum(x, lo), hi)``, bounds broadcast scalar constants, become ``clamp(lo, x, hi)``:
   for integers by the rules ``minimum(hi, maximum(lo, x)) => clamp(lo, x, hi)`` and
   ``minimum(maximum(x, lo), hi) => clamp(lo, x, hi)``; for floats where every user converts the
-  result to s8 (the requantizing tail), by their ``convert_s8(...)`` forms: the float forms differ
+  result to s8 (the requantizing tail), or every one to u8, by their ``convert_s8(...)`` /
+  ``convert_u8(...)`` forms: the float forms differ
   from ``clamp`` only in a NaN's sign, which the conversion maps to 0 either way (rules in
   :mod:`rewrite_rules.minmax`).
 - **GEMV and transposed weights**: XLA's GEMV ``dot`` of a ``[K, 1]`` lhs contracted on
@@ -79,12 +80,15 @@ _ELEMENTWISE = frozenset(n for n, d in REGISTRY.items() if d.category == "elemen
 _INTS = frozenset({"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"})
 _FLOATS = frozenset({"f32", "bf16"})
 
-#: library rules the clip rewrite instantiates: (integer form, float-under-convert_s8 form)
+#: library rules the clip rewrite instantiates: (integer form, float-under-convert_s8 form,
+#: float-under-convert_u8 form)
 CLIP_RULES = {
     "bound_first": ("minimum(hi, maximum(lo, x)) => clamp(lo, x, hi)",
-                    "convert_s8(minimum(hi, maximum(lo, x))) => convert_s8(clamp(lo, x, hi))"),
+                    "convert_s8(minimum(hi, maximum(lo, x))) => convert_s8(clamp(lo, x, hi))",
+                    "convert_u8(minimum(hi, maximum(lo, x))) => convert_u8(clamp(lo, x, hi))"),
     "x_first": ("minimum(maximum(x, lo), hi) => clamp(lo, x, hi)",
-                "convert_s8(minimum(maximum(x, lo), hi)) => convert_s8(clamp(lo, x, hi))"),
+                "convert_s8(minimum(maximum(x, lo), hi)) => convert_s8(clamp(lo, x, hi))",
+                "convert_u8(minimum(maximum(x, lo), hi)) => convert_u8(clamp(lo, x, hi))"),
 }
 SAME_TYPE_CONVERT = "convert(x, T) => x (same type)"
 DOT_TRANSPOSED_A = "dot(transpose(a), b) => dot(a, b, lc=0)"
@@ -346,10 +350,10 @@ class _Pass:
             return None
         dt = _dtype(ins)
         if dt in _FLOATS:
-            if not all(self.src[u].opcode == "convert" and _dtype(self.src[u]) == "s8"
-                       for u in self.users[ins.name]) or not self.users[ins.name]:
+            to = {_dtype(self.src[u]) if self.src[u].opcode == "convert" else "" for u in self.users[ins.name]}
+            if len(to) != 1 or not to <= {"s8", "u8"}:
                 return None
-            which = 1
+            which = 1 if to == {"s8"} else 2
         elif dt in _INTS:
             which = 0
         else:

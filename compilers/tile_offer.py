@@ -66,6 +66,8 @@ class TileOffer:
     ``low_byte``: the store path can write the low byte of each accumulator (a tail with ``wrap``:
     XLA's s8 x s8 -> s8 dot); else ``wrap``, the offer whose store does (None: such a layer exits
     3 saying so).
+    ``unsigned_out``: the store path can write a u8 result (a tail with ``u8``: clamped to
+    0..255); else such a layer exits 3 saying so.
     ``resadd(r, c, a, b, dst, acc, stride, relu)`` (or None): ``relu?(sat8(A + B))`` of two int8
     blocks of ``r`` rows x ``c`` bytes (at most ``bm`` x ``bk``) with row stride ``stride`` into
     ``dst`` (``acc``: an accumulator slot it may use): the residual add of :mod:`compilers.middle.glue`.
@@ -106,6 +108,7 @@ class TileOffer:
     pack_b: Kernel | None = None
     row_major_b: TileOffer | None = None
     low_byte: bool = False
+    unsigned_out: bool = False
     transposed_b: TileOffer | None = None
     resadd: Kernel | None = None
     spread: Kernel | None = None

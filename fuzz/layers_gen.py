@@ -22,7 +22,8 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   output-stationary dataflow and the array's bias input (``matmul_ws_bias_*``) compute (a gate's
   second product accumulates into the first one's: ``store_os_acc`` with ``accumulate``);
 - **amx**: the same int8 chain (m of 1, 16, 23, 32; K a multiple of 64, the tile's row of bytes; its input u8 at
-  times, clipped half of those times, the first layer then a ``u8 x s8`` product, TDPBUSD's) or a bf16 one
+  times, clipped half of those times, the first layer then a ``u8 x s8`` product, TDPBUSD's; the
+  last layer's result u8 at times, ``jnp.clip(y, 0, 255).astype(uint8)``) or a bf16 one
   (``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias add, a row sum);
 - **qkv**: a ``bf16[64m, 64]`` input; steps: a gemm by a 64 x 64 matrix, a softmax as
   ``jax.nn.softmax`` writes it (the row maximum subtracted first) or as ``exp / sum``, a scale by a
@@ -157,6 +158,11 @@ def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_
                     y = t.op("add", f"s32[{out}]", f"add({y}, {b})")
                 if saturating and i == steps - 1 and tail != "relu" and rng.random() < 0.5:
                     return y        # the last layer's int32 result as it is (the raw accumulator)
+                if wide_only and i == steps - 1 and tail in ("sat", "relu") and rng.random() < 0.4:
+                    # u8 activations for a next u8 x s8 layer: jnp.clip(y, 0, 255).astype(uint8)
+                    lo, hi = t.splat("s32", out, 0), t.splat("s32", out, 255)
+                    c = t.op("clamp", f"s32[{out}]", f"clamp({lo}, {y}, {hi})")
+                    return t.op("convert", f"u8[{out}]", f"convert({c})")
                 x = (t.op("convert", f"s8[{out}]", f"convert({y})") if tail == "wrap"
                      else _sat8(t, y, out, relu=tail == "relu"))
             k = n

@@ -289,6 +289,24 @@ def _clip_x_first_s8(c):
     return convert(_mn(_mx(x, lo), hi), "s8"), convert(clamp(lo, x, hi), "s8"), []
 
 
+@rule("convert_u8(minimum(hi, maximum(lo, x))) => convert_u8(clamp(lo, x, hi))", family=F,
+      dtypes=("f32", "bf16"), ranks=ELEM,
+      note="without the conversion false: a NaN x comes out with another sign")
+def _clip_bound_first_u8(c):
+    """jnp.clip's nesting under the conversion to u8 is clamp (floats: every NaN converts to 0)."""
+    x, lo, hi = _clip_bounds(c)
+    return convert(_mn(hi, _mx(lo, x)), "u8"), convert(clamp(lo, x, hi), "u8"), []
+
+
+@rule("convert_u8(minimum(maximum(x, lo), hi)) => convert_u8(clamp(lo, x, hi))", family=F,
+      dtypes=("f32", "bf16"), ranks=ELEM,
+      note="without the conversion false: a NaN x comes out with another sign")
+def _clip_x_first_u8(c):
+    """A hand-written clip under the conversion to u8 is clamp (floats)."""
+    x, lo, hi = _clip_bounds(c)
+    return convert(_mn(_mx(x, lo), hi), "u8"), convert(clamp(lo, x, hi), "u8"), []
+
+
 @rule("convert_s8(clamp(-128, maximum(x, 0), 127)) => maximum(convert_s8(clamp(-128, x, 127)), 0)", family=F,
       dtypes=("f32", "bf16"), ranks=ELEM)
 def _relu_out_of_clip(c):

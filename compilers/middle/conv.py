@@ -179,7 +179,7 @@ def recognize_conv(graph: Graph) -> Conv | None:
     if root.opcode == "transpose":          # the result transposed after the tail (XLA's passes)
         out_perm, root = tuple(root.attrs["dimensions"]), comp[root.operands[0]]
     found = tail_of(comp, root)
-    if found is None:
+    if found is None or found[1].u8:        # (a convolution's u8 result: not yet)
         return None
     acc, tail = found
     conv_ins = acc if acc.opcode == "convolution" else next(

@@ -72,7 +72,7 @@ def recognize_gate(graph: Graph) -> Gate | None:
         return None
     comp = graph.entry
     found = tail_of(comp, comp.root_instruction)
-    if found is None or found[1].wrap:
+    if found is None or found[1].wrap or found[1].u8:
         return None
     acc, tail = found
     adds: list[Instruction] = []

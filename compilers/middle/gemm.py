@@ -17,6 +17,10 @@ with B's dimension 1 where B is stored ``[N, K]`` as PyTorch keeps weights: ``b_
          | convert_s8(clamp(-128., round_ne(multiply(convert_f32(acc'), broadcast(scale))), 127.))
          | convert_s8(clamp(-128., round_ne(convert_f32(acc')), 127.))
     out' = out | maximum(out, broadcast(0 s8))                         ReLU (either operand order)
+         | u8[M,N] convert_u8(clamp(0, acc', 255))                      an unsigned int8 result
+         | convert_u8(clamp(0., round_ne(multiply(convert_f32(acc'), broadcast(scale))), 255.))
+           (jax's ``jnp.clip(y, 0, 255).astype(jnp.uint8)``: u8 activations for the next layer's
+           u8 x s8 product; ``Tail.u8``)
 
 A root ``copy`` or row-major reshape of the result (the same bytes) is looked through; a scale is a constant or the bitcast of a u32 constant. The
 product may also be a 1x1 convolution ``s32[N,H,W,K] convolution(x s8[N,H,W,C], w s8[1,1,C,K]),
@@ -60,10 +64,16 @@ class Tail:
     scale: float | None
     relu: bool = False
     wrap: bool = False
+    u8: bool = False        # ``sat_u8(rne(f32(x) * scale))``: clamped to 0..255, a u8 result (no ReLU: it is >= 0)
 
     @property
     def raw(self) -> bool:
         return self.scale is None and not self.wrap
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        """The clamp of the scaled value: the result type's range."""
+        return (0, 255) if self.u8 else (-128, 127)
 
 
 @dataclass(frozen=True)
@@ -105,7 +115,9 @@ class Gemm:
     @property
     def out_dtype(self) -> str:
         """The result's element type: f32 for bf16 operands, else s32 (raw) or s8 (a tail)."""
-        return "f32" if self.dtype == "bf16" else "s32" if self.tail.raw else "s8"  # s8: a tail or the low byte
+        if self.dtype == "bf16":
+            return "f32"
+        return "s32" if self.tail.raw else "u8" if self.tail.u8 else "s8"     # s8: a tail or the low byte
 
 
 def _scalar(comp: Computation, name: str) -> float | int | None:
@@ -168,6 +180,13 @@ def _clamp(comp: Computation, ins: Instruction) -> tuple[str, bool] | None:
     return ins.operands[1], lo == 0
 
 
+def _clamp_u8(comp: Computation, ins: Instruction) -> tuple[str, bool] | None:
+    """The clamped operand of ``clamp(0, x, 255)`` (a u8 result's range; ReLU is implied), else None."""
+    if ins.opcode != "clamp" or _scalar(comp, ins.operands[0]) != 0 or _scalar(comp, ins.operands[2]) != 255:
+        return None
+    return ins.operands[1], False
+
+
 def tail_of(comp: Computation, cur: Instruction) -> tuple[Instruction, Tail] | None:
     """The accumulation under the module doc's tail (``out'`` down to ``acc'``, any rank) and the
     :class:`Tail`, from the root ``cur`` (a ``copy`` is looked through); None when the tail is
@@ -183,16 +202,17 @@ def tail_of(comp: Computation, cur: Instruction) -> tuple[Instruction, Tail] | N
             cur, relu = comp[y], True
         else:
             return None
-    if not (cur.opcode == "convert" and _dtype(cur) == "s8"):
+    u8 = not relu and cur.opcode == "convert" and _dtype(cur) == "u8"
+    if not (cur.opcode == "convert" and _dtype(cur) == "s8") and not u8:
         return None if relu else (cur, Tail(None))
-    clamped = _clamp(comp, comp[cur.operands[0]])
+    clamped = _clamp_u8(comp, comp[cur.operands[0]]) if u8 else _clamp(comp, comp[cur.operands[0]])
     if clamped is None:
         return None
     inner, clip_relu = clamped
     relu = relu or clip_relu
     c = comp[inner]
     if _dtype(c) == "s32":
-        return c, Tail(1.0, relu)
+        return c, Tail(1.0, relu, u8=u8)
     if not (_dtype(c) == "f32" and c.opcode == "round-nearest-even"):
         return None
     f, scale = comp[c.operands[0]], 1.0
@@ -206,7 +226,7 @@ def tail_of(comp: Computation, cur: Instruction) -> tuple[Instruction, Tail] | N
         scale, f = s, comp[x]
     if f.opcode != "convert" or _dtype(comp[f.operands[0]]) != "s32":
         return None
-    return comp[f.operands[0]], Tail(scale, relu)
+    return comp[f.operands[0]], Tail(scale, relu, u8=u8)
 
 
 def recognize(graph: Graph) -> Gemm | None:

@@ -217,6 +217,8 @@ def plan(g: Gemm, t: TileTarget, hbm_size: int, base: int = 0, a_at: int | None 
     if g.tail.wrap and not t.low_byte:
         raise TileError("the store path saturates the int32 accumulator to s8 and has no way to write its low byte "
                         "(an s8 x s8 -> s8 dot wraps modulo 256)")
+    if g.tail.u8 and not t.unsigned_out:
+        raise TileError("the store path saturates to s8 and has no way to write a u8 result (a clamp to 0..255)")
     if g.tail.scale is not None:
         why = t.scale_ok(g.tail.scale)  # type: ignore[arg-type]
         if why is not None:

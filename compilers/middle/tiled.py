@@ -105,10 +105,11 @@ def add_tile_tail(b: Builder, tl: Tail, t: str, acc: str, r: int, c: int) -> str
         b.op(f"{t}_kk", "broadcast", f"{t}_k", type=tensor("f32", *sh), dimensions=())
         src = b.op(f"{t}_m", "multiply", f"{t}_f", f"{t}_kk")
     b.op(f"{t}_r", "round-nearest-even", src)
-    b.const(f"{t}_lo", -128, "f32")
-    b.const(f"{t}_hi", 127, "f32")
+    lo, hi = tl.bounds
+    b.const(f"{t}_lo", lo, "f32")
+    b.const(f"{t}_hi", hi, "f32")
     b.op(f"{t}_c", "clamp", f"{t}_lo", f"{t}_r", f"{t}_hi")
-    o = b.op(f"{t}_o", "convert", f"{t}_c", type=tensor("s8", *sh))
+    o = b.op(f"{t}_o", "convert", f"{t}_c", type=tensor("u8" if tl.u8 else "s8", *sh))
     if not tl.relu:
         return o
     b.op(f"{t}_zb", "broadcast", "z8", type=tensor("s8", *sh), dimensions=())

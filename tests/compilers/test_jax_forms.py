@@ -180,6 +180,44 @@ def test_jax_softmax_attention_on_qkv_exits_3_naming_the_row_maximum(form: str) 
         compile(parse_hlo(text), "qkv")
 
 
+@pytest.mark.parametrize("m,k,n,scale,form", [(16, 64, 16, 0.05, "pre"), (23, 64, 19, 0.05, "post"),
+                                                (7, 128, 32, None, "pre"), (2, 64, 16, None, "post")])
+def test_a_layer_with_a_uint8_result_as_jax_writes_it(m: int, k: int, n: int, scale: float | None, form: str) -> None:
+    """``jnp.clip(y, 0, 255).astype(jnp.uint8)`` (the int32 clip) or of ``jnp.round(y * scale)``:
+    u8 activations for the next u8 x s8 layer. AMX's store narrows with unsigned saturation
+    (``vpmovusdb_store`` for a tile row of 16, ``vpmovusdb`` and a masked store for a narrower
+    remainder), bit for bit on
+    the simulator and the emulation; Gemmini's store saturates to s8, so it exits 3 saying so."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    import numpy as np
+
+    from compilers.compile import compile
+    from compilers.errors import Unsupported
+    from semantics.hlo_parser import parse_hlo
+    from tests.compilers.tiled_check import on_backend
+
+    def layer(x, w, b):  # noqa: ANN001, ANN202
+        y = jax.lax.dot_general(x, w, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32) + b
+        if scale is not None:
+            return jnp.clip(jnp.round(y * jnp.float32(scale)), 0, 255).astype(jnp.uint8)   # f32 under x64 too
+        return jnp.clip(y, 0, 255).astype(jnp.uint8)
+
+    args = [jax.ShapeDtypeStruct((m, k), jnp.int8), jax.ShapeDtypeStruct((k, n), jnp.int8),
+            jax.ShapeDtypeStruct((n,), jnp.int32)]
+    lowered = jax.jit(layer).lower(*args)
+    g = parse_hlo(lowered.as_text(dialect="hlo") if form == "pre" else lowered.compile().as_text())
+    res = tiled_on_sim(g, "amx", 1)
+    names = {c.name for c in res.program.instructions}
+    assert ("vpmovusdb_store" in names) == (n >= 16) and ("vpmovusdb" in names) == (n % 16 != 0)
+    assert "vpsubb" not in names
+    on_backend(g, "amx", "emulated", seeds=(0,))
+    if form == "pre":
+        with pytest.raises(Unsupported, match="no way to write a u8 result"):
+            compile(g, "gemmini")
+    del np
+
+
 def test_a_layer_with_threefry_noise_parses_and_means_what_jax_computes() -> None:
     """A quantization-library layer (stochastic rounding by jax.random's threefry, calls within
     calls) in both dump forms: it parses (the call inliner keeps every callee's root in scope) and

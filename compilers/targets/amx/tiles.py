@@ -26,7 +26,9 @@ of :mod:`.bf16_sum` (bit for bit) and within that module's bound of the referenc
   stored raw, or ``vcvtdq2ps``, ``vmulps`` by the scale (omitted for 1.0), ``vmaxps`` / ``vminps``
   with -128.0 / 127.0, ``vcvtps2dq`` (round to nearest even), ``vpmaxsd`` with 0 for ReLU,
   ``vpaddd`` 128, ``vpmovusdb`` (the values are now 0..255), ``vpsubb`` 0x80 (back to s8) and a
-  masked store of the row's bytes; for an s8 x s8 -> s8 dot (``Tail.wrap``) ``vpmovdb`` (each
+  masked store of the row's bytes; for a u8 result (``Tail.u8``: bounds 0.0 / 255.0) the values
+  after ``vcvtps2dq`` are 0..255 and ``vpmovusdb_store`` writes a row of 16 of them (a narrower
+  row: ``vpmovusdb`` and the masked store); for an s8 x s8 -> s8 dot (``Tail.wrap``) ``vpmovdb`` (each
   lane's low byte: the wrapping sum modulo 256) and the store.
 
 Why this is the tail: the clamp bounds are integers, so clamping before the round-to-integer
@@ -69,7 +71,8 @@ def _scale_ok(scale: float) -> str | None:
 def _constants(tail: Any) -> bytes:
     if tail.raw or tail.wrap:
         return b""
-    return struct.pack("<fffiI", tail.scale, -128.0, 127.0, 128, 0x80808080)
+    lo, hi = tail.bounds
+    return struct.pack("<fffiI", tail.scale, float(lo), float(hi), 128, 0x80808080)
 
 
 def _prologue(at: int, tail: Any) -> list[Concrete]:
@@ -124,6 +127,10 @@ def _store(r: int, c: int, dram: int, acc: int, bias_dram: int, scratch: int, st
         if tail.scale != 1.0:
             out.append(_c("vmulps", dst=W, a=W, b=SCALE))
         out += [_c("vmaxps", dst=W, a=W, b=LO), _c("vminps", dst=W, a=W, b=HI), _c("vcvtps2dq", dst=W, src=W)]
+        if tail.u8:         # 0..255 already: the unsigned saturating narrowing is exact
+            out += ([_c("vpmovusdb_store", src=W, addr=dram + row * stride)] if c == 16 else
+                    [_c("vpmovusdb", dst=W, src=W), _c("vmovdqu8_store", n=c, src=W, addr=dram + row * stride)])
+            continue
         if tail.relu:
             out.append(_c("vpmaxsd", dst=W, a=W, b=ZERO))
         out += [_c("vpaddd", dst=W, a=W, b=C128), _c("vpmovusdb", dst=W, src=W), _c("vpsubb", dst=W, a=W, b=X80),
@@ -317,7 +324,7 @@ GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_b
                  b_group=4, scratch_bytes=TILE_ROWS * TILE_BYTES,
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,
                  pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store,
-                 others=(GEMM_TILES_BF16,), low_byte=True, max_stride=STRIDE[-1], resadd=_resadd,
+                 others=(GEMM_TILES_BF16,), low_byte=True, unsigned_out=True, max_stride=STRIDE[-1], resadd=_resadd,
                  spread=_spread, transpose=_transpose, copy=_pack)
 
 #: int8 layers whose weights are row-major (as a user keeps them): the program repacks B into the
