@@ -24,7 +24,9 @@ Every chain starts with its matrix work (a linear layer, a gemm):
 - **amx**: the same int8 chain (m of 1, 16, 23, 32; K a multiple of 64, the tile's row of bytes; its input u8 at
   times, clipped half of those times, the first layer then a ``u8 x s8`` product, TDPBUSD's; the
   last layer's result u8 at times, ``jnp.clip(y, 0, 255).astype(uint8)``) or a bf16 one
-  (``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias add, a row sum);
+  (``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias add, a row sum; at times a
+  ReLU of the f32 result, ``jnp.maximum(0.0, y)``, and the last f32 result quantized to u8,
+  ``jnp.clip(y, 0, 255).astype(uint8)``);
 - **qkv**: a ``bf16[64m, 64]`` input; steps: a gemm by a 64 x 64 matrix, a softmax as
   ``jax.nn.softmax`` writes it (the row maximum subtracted first) or as ``exp / sum``, a scale by a
   constant, a transpose.
@@ -198,6 +200,12 @@ def _bf16_chain(t: _Text, steps: int, m: int, k: int) -> str:
             n = int(rng.choice((32, 64)))
             w = t.param(f"bf16[{k},{n}]")
             y = t.op("dot", f"f32[{m},{n}]", f"dot({x}, {w}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
+            if rng.random() < 0.3:      # a ReLU of the f32 result, jnp.maximum(0.0, y)
+                y = t.op("maximum", f"f32[{m},{n}]", f"maximum({t.splat('f32', f'{m},{n}', 0)}, {y})")
+            if i == steps - 1 and rng.random() < 0.3:       # the f32 result quantized to u8
+                c = t.op("clamp", f"f32[{m},{n}]",
+                         f"clamp({t.splat('f32', f'{m},{n}', 0)}, {y}, {t.splat('f32', f'{m},{n}', 255)})")
+                return t.op("convert", f"u8[{m},{n}]", f"convert({c})")
             x, k = t.op("convert", f"bf16[{m},{n}]", f"convert({y})"), n
         elif step == "relu":
             x = t.op("maximum", f"bf16[{shape}]", f"maximum({x}, {t.splat('bf16', shape, 0)})")

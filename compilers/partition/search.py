@@ -154,8 +154,14 @@ class _Search:
     # -- the loop ----------------------------------------------------------------------------
     def fuses(self, name: str) -> bool:
         """Whether operator ``name``, which no instruction computes alone, compiles with its
-        neighbours in the forms the compilers fuse: widened operands (an operator with the
-        converts it reads; a convert with the operator reading it and that one's other operands)
+        neighbours in one of :meth:`_fused_forms`."""
+        return any(not isinstance(self.compile(names), Unsupported) for names in self._fused_forms(name))
+
+    def _fused_forms(self, name: str) -> list[list[str]]:
+        """Operator ``name`` with its neighbours in the forms the compilers fuse, each in graph
+        order: widened operands (an operator with the converts it reads; a convert with the
+        operator reading it and that one's other operands), a narrowing (an operator with the one
+        convert reading it, a convert with the operator it alone reads: a saturating conversion)
         and the tail of a contraction (the operator with the single-use elementwise chain up to a
         dot or convolution, and that one's widened operands)."""
         v = self.view
@@ -164,16 +170,17 @@ class _Search:
             for u in v.users[name]:
                 if u not in self.host:
                     tries.append([u, *(d for d in v.deps(u) if d not in self.host)])
+            tries += [[d, name] for d in v.deps(name) if d not in self.host and len(v.users[d]) == 1]
         widened = [d for d in v.deps(name) if d not in self.host and v[d].opcode == "convert"]
         if widened:
             tries.append([name, *widened])
+        narrowed = [u for u in v.users[name] if u not in self.host and v[u].opcode == "convert"]
+        if narrowed and len(v.users[name]) == 1:
+            tries.append([name, *narrowed])
         tail = self._tail(name)
         if tail is not None:
             tries.append(tail)
-        for names in tries:
-            if not isinstance(self.compile(sorted(set(names), key=v.position.__getitem__)), Unsupported):
-                return True
-        return False
+        return [sorted(set(t), key=v.position.__getitem__) for t in tries]
 
     def _tail(self, name: str) -> list[str] | None:
         """The contraction whose tail ``name`` is, with that tail: back from ``name`` through the
@@ -197,15 +204,14 @@ class _Search:
                 todo.append(d)
         return sorted(region, key=v.position.__getitem__) if found else None
 
-    def _compiling_tail(self, named: list[str], region: list[str]) -> frozenset[str] | None:
-        """The first of ``named``'s contraction tails (:meth:`_tail`) that is a proper part of
-        ``region`` and compiles, else None."""
+    def _compiling_part(self, named: list[str], region: list[str]) -> frozenset[str] | None:
+        """The first fused form (:meth:`_fused_forms`, the contraction tail first) of an operator of
+        ``named`` that is a proper part of ``region`` and compiles, else None."""
         for n in named:
-            tail = self._tail(n)
-            if tail is None or not set(tail) < set(region):
-                continue
-            if not isinstance(self.compile(tail), Unsupported):
-                return frozenset(tail)
+            forms = self._fused_forms(n)
+            for names in forms[-1:] + forms[:-1]:
+                if set(names) < set(region) and not isinstance(self.compile(names), Unsupported):
+                    return frozenset(names)
         return None
 
     def blamed(self, name: str) -> bool:
@@ -256,11 +262,11 @@ class _Search:
                 bad = self.culprits(region, r)
                 for n in bad:
                     self.host[n] = (self.probe(n) or r).reason
-                if not bad:     # a combination fails: a named operator's compiling contraction tail
-                    # apart from the rest (what else the region holds spoils the fused form: a clip
-                    # of the layer's input), else the operators it names, else halves
+                if not bad:     # a combination fails: a named operator's compiling fused form (its
+                    # contraction tail first) apart from the rest (what else the region holds spoils
+                    # it: a clip of the layer's input), else the operators it names, else halves
                     named = [n for n in region if e_names(r, v, n)]
-                    tail = self._compiling_tail(named, region)
+                    tail = self._compiling_part(named, region)
                     if tail is not None:
                         self.apart.append((tail, frozenset(n for n in region if n not in tail)))
                     elif named and len(named) < len(region):

@@ -283,3 +283,29 @@ ENTRY e {
     assert {"vpmaxub", "vpminub", "tdpbusd"} <= {c.name for c in p.instructions}
     v = check_program(g, res.acc, p, 2, 0, backend=["sim"])
     assert v.outcome == "pass", v.reason
+
+
+def test_a_saturating_conversion_stays_with_its_clamp() -> None:
+    """A bf16 product's f32 result quantized to u8 (``jnp.clip(y, 0, 255).astype(uint8)``): the
+    whole graph fails naming the convert; the partitioner keeps the clamp with its conversion
+    (AMX's vmaxps, vminps, vcvttps2dq, vpmovusdb_store), not the convert alone on the host, and
+    the u8 output, computed from the modelled sum, checks against the model."""
+    g = parse_hlo("""HloModule q
+ENTRY e {
+  x = bf16[16,32] parameter(0)
+  w = bf16[32,32] parameter(1)
+  y = f32[16,32] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  lo = f32[] constant(0)
+  hi = f32[] constant(255)
+  lob = f32[16,32] broadcast(lo), dimensions={}
+  hib = f32[16,32] broadcast(hi), dimensions={}
+  c = f32[16,32] clamp(lob, y, hib)
+  ROOT q = u8[16,32] convert(c)
+}""")
+    res = compile(g, "amx", host=True, proofs="cached")
+    p = res.program
+    assert isinstance(p, Partitioned) and not p.split.host
+    assert {"tdpbf16ps", "vcvttps2dq", "vpmovusdb_store"} <= {c.name for c in p.instructions}
+    for seed in (0, 1):     # edge values too: infinities in the sums
+        v = check_program(g, res.acc, p, 1, seed, backend=["sim"])
+        assert v.outcome in ("pass", "degenerate"), v.reason
