@@ -161,9 +161,10 @@ class _Search:
         """Operator ``name`` with its neighbours in the forms the compilers fuse, each in graph
         order: widened operands (an operator with the converts it reads; a convert with the
         operator reading it and that one's other operands), a narrowing (an operator with the one
-        convert reading it, a convert with the operator it alone reads: a saturating conversion)
-        and the tail of a contraction (the operator with the single-use elementwise chain up to a
-        dot or convolution, and that one's widened operands)."""
+        convert reading it, a convert with the operator it alone reads: a saturating conversion),
+        a saturating chain (:meth:`_saturating`: a residual add) and the tail of a contraction
+        (the operator with the single-use elementwise chain up to a dot or convolution, and that
+        one's widened operands)."""
         v = self.view
         tries: list[list[str]] = []
         if v[name].opcode == "convert":
@@ -177,10 +178,41 @@ class _Search:
         narrowed = [u for u in v.users[name] if u not in self.host and v[u].opcode == "convert"]
         if narrowed and len(v.users[name]) == 1:
             tries.append([name, *narrowed])
+        chain = self._saturating(name)
+        if chain is not None:
+            tries.append(chain)
         tail = self._tail(name)
         if tail is not None:
             tries.append(tail)
         return [sorted(set(t), key=v.position.__getitem__) for t in tries]
+
+    #: elementwise operators a saturating chain runs through
+    _CHAIN = ("add", "subtract", "multiply", "maximum", "minimum", "clamp", "convert")
+
+    def _saturating(self, name: str) -> list[str] | None:
+        """The elementwise chain through ``name`` that ends in a narrowing convert: forward from
+        ``name`` through single users to that convert, then back from it through every operator
+        read only there (its widened operands included): a saturating residual add
+        ``convert_s8(clamp(convert_s32(a) + convert_s32(b)))`` from any of its operators. None
+        where no narrowing convert ends it."""
+        v = self.view
+        cur = name
+        while not (v[cur].opcode == "convert" and v.deps(cur) and _nbytes(v[cur]) < _nbytes(v[v.deps(cur)[0]])):
+            if len(v.users[cur]) != 1:
+                return None
+            u = v.users[cur][0]
+            if u in self.host or v[u].opcode not in self._CHAIN:
+                return None
+            cur = u
+        region, todo = {name, cur}, [cur]
+        while todo:
+            c = todo.pop()
+            for d in v.deps(c):
+                if d in region or d in self.host or len(v.users[d]) != 1 or v[d].opcode not in self._CHAIN:
+                    continue
+                region.add(d)
+                todo.append(d)
+        return sorted(region, key=v.position.__getitem__) if len(region) > 2 else None
 
     def _tail(self, name: str) -> list[str] | None:
         """The contraction whose tail ``name`` is, with that tail: back from ``name`` through the
@@ -281,6 +313,13 @@ class _Search:
                 for n in region:
                     self.host[n] = "its region did not compile within the partitioner's rounds"
         return {tuple(r): p for r in self.regions() if isinstance(p := self.compile(r), Program)}
+
+
+def _nbytes(ins: object) -> int:
+    """Bytes of one element of an instruction's tensor type (0 for a tuple)."""
+    t = getattr(ins, "type", None)
+    dt = getattr(t, "dtype", None)
+    return dt.nbytes if dt is not None else 0
 
 
 def e_names(e: Unsupported, view: GraphView, name: str) -> bool:

@@ -309,3 +309,40 @@ ENTRY e {
     for seed in (0, 1):     # edge values too: infinities in the sums
         v = check_program(g, res.acc, p, 1, seed, backend=["sim"])
         assert v.outcome in ("pass", "degenerate"), v.reason
+
+
+def test_a_residual_add_after_a_host_operator_runs_on_the_accelerator() -> None:
+    """``clip(x32 + y32, -128, 127)`` whose x is made on the host (a column sum AMX has no
+    instruction for, broadcast back): the whole graph fails naming the last convert; the
+    saturating chain through it (both widening converts, the add, the clamp, the narrowing
+    convert) is one fused form, so the residual add runs on vpaddsb and only the sum stays on
+    the host."""
+    g = parse_hlo("""HloModule r
+add_s8 {
+  a = s8[] parameter(0)
+  b = s8[] parameter(1)
+  ROOT s = s8[] add(a, b)
+}
+ENTRY e {
+  x = s8[16,64] parameter(0)
+  y = s8[16,64] parameter(1)
+  z = s8[] constant(0)
+  colsum = s8[64] reduce(x, z), dimensions={0}, to_apply=add_s8
+  xb = s8[16,64] broadcast(colsum), dimensions={1}
+  x32 = s32[16,64] convert(xb)
+  y32 = s32[16,64] convert(y)
+  s = s32[16,64] add(x32, y32)
+  lo = s32[] constant(-128)
+  hi = s32[] constant(127)
+  lob = s32[16,64] broadcast(lo), dimensions={}
+  hib = s32[16,64] broadcast(hi), dimensions={}
+  c = s32[16,64] clamp(lob, s, hib)
+  ROOT out = s8[16,64] convert(c)
+}""")
+    res = compile(g, "amx", host=True, proofs="cached")
+    p = res.program
+    assert isinstance(p, Partitioned)
+    assert {h.name for h in p.split.host} <= {"colsum", "xb"}
+    assert "vpaddsb" in {c.name for c in p.instructions}
+    v = check_program(g, res.acc, p, 2, 0, backend=["sim"])
+    assert v.outcome == "pass", v.reason
