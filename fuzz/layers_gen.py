@@ -17,8 +17,8 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   writes it, ``x @ Wx + h @ Wh`` (two products summed before the tail);
   With ``block16`` (the ``layers_os`` and ``layers_bias`` cases, compiled with Gemmini's
   weight-stationary instructions, resp. its int8 accumulator load, withheld: fuzz/opsets.py)
-  every product is one 16-deep block (K = N = 16; ``layers_bias`` also N = 8, then K = 8) with a
-  saturating tail, an int8 bias matrix half the time, or the last one's raw int32 result: what the
+  every product is one 16-deep block (K = N = 16, or N = 8, then K = 8 for the next one; m of
+  1, 7, 16, 23, 32: the array's partial row and column blocks) with a saturating tail, an int8 bias matrix half the time, or the last one's raw int32 result: what the
   output-stationary dataflow and the array's bias input (``matmul_ws_bias_*``) compute (a gate's
   second product accumulates into the first one's: ``store_os_acc`` with ``accumulate``);
 - **amx**: the same int8 chain (m of 1, 16, 23, 32; K a multiple of 64, the tile's row of bytes; its input u8 at
@@ -261,14 +261,14 @@ def layers_graph(target: str, seed: int, max_nodes: int = 5, block16: bool = Fal
     ``block16`` (gemmini): every product one 16-deep block (K = N = 16) with a saturating tail:
     what Gemmini's output-stationary dataflow computes (the ``layers_os`` cases); ``narrow``
     (with ``block16``): a layer may also give 8 columns (N = 8, then K = 8 for the next one: a
-    product whose depth and width differ, the ``layers_bias`` cases)."""
+    product whose depth and width differ, the ``layers_os`` and ``layers_bias`` cases)."""
     if target not in LAYER_TARGETS or (block16 and target != "gemmini"):
         raise ValueError(f"layers: no layer shapes for target '{target}' (known: {', '.join(LAYER_TARGETS)})")
     rng = np.random.default_rng([seed, 11])
     t = _Text(rng)
     steps = int(rng.integers(1, max(2, max_nodes)))
     if target == "gemmini" and block16:
-        root = _int8_chain(t, steps, int(rng.choice((16, 32))), 16, (16, 8) if narrow else (16,), False,
+        root = _int8_chain(t, steps, int(rng.choice((1, 7, 16, 23, 32))), 16, (16, 8) if narrow else (16,), False,
                            saturating=True)
     elif target == "gemmini":      # sizes past one tile, primes and a batch of one included (every tail of the array)
         root = _int8_chain(t, steps, int(rng.choice((1, 7, 16, 23, 32))), int(rng.choice((16, 29, 32, 64))),

@@ -170,13 +170,14 @@ def _relu(src: str, shape: str, out: str) -> str:
   ROOT {out} = s8[{shape}] maximum({src}, rlb)"""
 
 
-def _wrap20(src: str, out: str) -> str:
-    """``out`` = ``src`` wrapped to ARRAY_BITS-bit two's complement (shift left, arithmetic right)."""
+def _wrap20(src: str, out: str, shape: str = "@D,@D") -> str:
+    """``out`` = ``src`` (of ``shape``) wrapped to ARRAY_BITS-bit two's complement (shift left,
+    arithmetic right)."""
     return f"""
   w12 = s32[] constant({32 - ARRAY_BITS})
-  w12b = s32[@D,@D] broadcast(w12), dimensions={{}}
-  wl = s32[@D,@D] shift-left({src}, w12b)
-  {out} = s32[@D,@D] shift-right-arithmetic(wl, w12b)"""
+  w12b = s32[{shape}] broadcast(w12), dimensions={{}}
+  wl = s32[{shape}] shift-left({src}, w12b)
+  {out} = s32[{shape}] shift-right-arithmetic(wl, w12b)"""
 
 
 def _accumulate(src: str, shape: str) -> str:
@@ -390,27 +391,32 @@ def build(dim: int = DIM) -> Accelerator:
   z = s32[] constant(0)
   ROOT y = s32[@D,@D] broadcast(z), dimensions={}""", D))
 
-    # (14) matmul_os: pe = wrap20(pe + A x B)
+    # (14) matmul_os: pe[:a_rows, :b_cols] = wrap20(pe + A x B) there. The array's rows past
+    #      a_rows and columns past b_cols meet A's and B's zero padding: they keep their value
+    #      (already 20-bit), so the output is the block, not the whole array. A store of a
+    #      partial block then reads what this instruction wrote, not a slice of it (a demand on
+    #      the block meets the output exactly: partial row blocks compile).
     g.add_instruction(
         "matmul_os", alpha={"a_rows": R, "a_cols": R, "b_rows": R, "b_cols": R}, beta=["a", "b"],
         inputs=[("spad", ["a", 0], ["a_rows", "a_cols"]), ("spad", ["b", 0], ["b_rows", "b_cols"]),
                 ("pe", [0, 0], [D, D])],
-        output=("pe", [0, 0], [D, D]), contract=ex, cycles=D,
+        output=("pe", [0, 0], ["a_rows", "b_cols"]), contract=ex, cycles=D,
         # A's columns past b_rows meet B's zero padding (and B's rows past a_cols A's): the product
         # is the one of depth min(a_cols, b_rows), read from fewer bytes, at the same cost
         search_where=["a_cols == b_rows"],
-        doc="pe = wrap20(pe + A x B); COMPUTE_PRELOADED (after preload_os*) or COMPUTE_ACCUMULATED (OS)",
+        doc="pe[:a_rows, :b_cols] = wrap20(pe + A x B) there; COMPUTE_PRELOADED (after preload_os*) or COMPUTE_ACCUMULATED (OS)",
         semantics=_entry("matmul_os", """
   a = s8[`a_rows`,`a_cols`] parameter(0)
   b = s8[`b_rows`,`b_cols`] parameter(1)
-  s = s32[@D,@D] parameter(2)
+  pe = s32[@D,@D] parameter(2)
+  s = s32[`a_rows`,`b_cols`] slice(pe), slice={[0:`a_rows`], [0:`b_cols`]}
   a32 = s32[`a_rows`,`a_cols`] convert(a)
   b32 = s32[`b_rows`,`b_cols`] convert(b)
   z = s32[] constant(0)
-  ap = s32[@D,@D] pad(a32, z), padding=0_`@D - a_rows`x0_`@D - a_cols`
-  bp = s32[@D,@D] pad(b32, z), padding=0_`@D - b_rows`x0_`@D - b_cols`
-  p = s32[@D,@D] dot(ap, bp), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ps = s32[@D,@D] add(s, p)""" + _wrap20("ps", "ROOT y"), D))
+  ap = s32[`a_rows`,@D] pad(a32, z), padding=0_0x0_`@D - a_cols`
+  bp = s32[@D,`b_cols`] pad(b32, z), padding=0_`@D - b_rows`x0_0
+  p = s32[`a_rows`,`b_cols`] dot(ap, bp), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ps = s32[`a_rows`,`b_cols`] add(s, p)""" + _wrap20("ps", "ROOT y", "`a_rows`,`b_cols`"), D))
 
     # (15) store_os_acc: OS results (pe) to the accumulator, raw int32, overwrite or accumulate
     g.add_instruction(
