@@ -77,6 +77,7 @@ class TileOffer:
     block at ``src`` written transposed at ``dst`` (r, c at most ``bm``, ``bn``; ``consts_at``: where
     ``transpose_constants`` lie in HBM); ``copy(r, c, src, dst, src_stride, dst_stride)``: ``r`` rows
     of ``c`` bytes (at most ``bm`` x ``bk``) moved (:mod:`compilers.middle.layouts`).
+    ``fit(offer, m, kb, n)`` (or None): :meth:`fitted`'s offer for a layer of that size.
     ``max_stride``: the largest HBM row stride, in bytes, a kernel's stride flag may take (the
     description's stride domain; None: any); a layer whose rows are further apart exits 3 naming it.
     """
@@ -116,6 +117,14 @@ class TileOffer:
     transpose: Kernel | None = None
     copy: Kernel | None = None
     transpose_constants: bytes = b""
+    fit: Callable[[TileOffer, int, int, int], TileOffer] | None = None
+
+    def fitted(self, m: int, kb: int, n: int) -> TileOffer:
+        """The offer for one layer of ``m`` rows, ``kb`` bytes of K and ``n`` columns: ``fit``'s
+        (blocks no larger than the layer where a dimension fits in one, so that the program's
+        tiles are that size rather than padded; every block of the layer then has the same
+        shape), else this offer."""
+        return self if self.fit is None else self.fit(self, m, kb, n)
 
     def for_dtype(self, dtype: str) -> TileOffer | None:
         """This offer or the one of ``others`` that tiles operands of ``dtype``, else None."""

@@ -21,12 +21,13 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   1, 7, 16, 23, 32: the array's partial row and column blocks) with a saturating tail, an int8 bias matrix half the time, or the last one's raw int32 result: what the
   output-stationary dataflow and the array's bias input (``matmul_ws_bias_*``) compute (a gate's
   second product accumulates into the first one's: ``store_os_acc`` with ``accumulate``);
-- **amx**: the same int8 chain (m of 1, 16, 23, 32; K a multiple of 64, the tile's row of bytes; its input u8 at
-  times, clipped half of those times, the first layer then a ``u8 x s8`` product, TDPBUSD's; the
-  last layer's result u8 at times, ``jnp.clip(y, 0, 255).astype(uint8)``) or a bf16 one
-  (``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias add, a row sum; at times a
-  ReLU of the f32 result, ``jnp.maximum(0.0, y)``, and the last f32 result quantized to u8,
-  ``jnp.clip(y, 0, 255).astype(uint8)``);
+- **amx**: the same int8 chain (m of 1, 7, 16, 23, 32; K of 64, 4 or 36 and layer widths 64, 12
+  or 1: a dimension inside one tile runs tiles of its size; its input u8 at times, clipped half
+  of those times, the first layer then a ``u8 x s8`` product, TDPBUSD's; the last layer's result
+  u8 at times, ``jnp.clip(y, 0, 255).astype(uint8)``) or a bf16 one (m of 1, 7, 16, 32; K of 32,
+  64 or 2; widths 32, 64, 1, 7; ``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias
+  add, a row sum; at times a ReLU of the f32 result, ``jnp.maximum(0.0, y)``, and the last f32
+  result quantized to u8, ``jnp.clip(y, 0, 255).astype(uint8)``);
 - **qkv**: a ``bf16[64m, 64]`` input; steps: a gemm by a 64 x 64 matrix, a softmax as
   ``jax.nn.softmax`` writes it (the row maximum subtracted first) or as ``exp / sum``, a scale by a
   constant, a transpose.
@@ -117,11 +118,12 @@ def _int8_chain(t: _Text, steps: int, m: int, k: int, ks: tuple[int, ...], wide_
         if rng.random() < 0.5:      # the uint8 input clipped first (jnp.clip on uint8: AMX's byte min / max)
             lo, hi = int(rng.integers(0, 64)), int(rng.integers(128, 256))
             x = t.op("clamp", f"u8[{m},{k}]", f"clamp({t.splat('u8', f'{m},{k}', lo)}, {x}, {t.splat('u8', f'{m},{k}', hi)})")
-        w = t.param(f"s8[{k},{ks[0]}]")
+        n = int(rng.choice(ks))
+        w = t.param(f"s8[{k},{n}]")
         a32 = t.op("convert", f"s32[{m},{k}]", f"convert({x})")
-        w32 = t.op("convert", f"s32[{k},{ks[0]}]", f"convert({w})")
-        y = t.op("dot", f"s32[{m},{ks[0]}]", f"dot({a32}, {w32}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
-        x, k = _sat8(t, y, f"{m},{ks[0]}", relu=bool(rng.random() < 0.5)), ks[0]
+        w32 = t.op("convert", f"s32[{k},{n}]", f"convert({w})")
+        y = t.op("dot", f"s32[{m},{n}]", f"dot({a32}, {w32}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
+        x, k = _sat8(t, y, f"{m},{n}", relu=bool(rng.random() < 0.5)), n
     names = ("linear", "wrapdot", "add", "residual", "relu", "clamp", "colsum", "transpose")
     p = (0.34, 0.08 if not (wide_only or saturating) else 0.0, 0.12, 0.1, 0.1, 0.08, 0.1, 0.08)
     p = tuple(v / sum(p) for v in p)
@@ -197,7 +199,7 @@ def _bf16_chain(t: _Text, steps: int, m: int, k: int) -> str:
         step = "linear" if i == 0 else _pick(rng, ("linear", "relu", "bias", "rowsum"), (0.5, 0.2, 0.15, 0.15))
         shape = f"{m},{k}"
         if step == "linear":
-            n = int(rng.choice((32, 64)))
+            n = int(rng.choice((32, 64, 32, 64, 1, 7)))
             w = t.param(f"bf16[{k},{n}]")
             y = t.op("dot", f"f32[{m},{n}]", f"dot({x}, {w}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
             if rng.random() < 0.3:      # a ReLU of the f32 result, jnp.maximum(0.0, y)
@@ -275,10 +277,10 @@ def layers_graph(target: str, seed: int, max_nodes: int = 5, block16: bool = Fal
                            (16, 19, 32), False)
     elif target == "amx":
         if rng.random() < 0.35:
-            root = _bf16_chain(t, steps, int(rng.choice((16, 32))), int(rng.choice((32, 64))))
+            root = _bf16_chain(t, steps, int(rng.choice((1, 7, 16, 32))), int(rng.choice((32, 64, 2))))
         else:
-            root = _int8_chain(t, steps, int(rng.choice((1, 16, 23, 32))), 64, (64,), True,
-                               u8_input=bool(rng.random() < 0.4))
+            root = _int8_chain(t, steps, int(rng.choice((1, 7, 16, 23, 32))), int(rng.choice((64, 64, 4, 36))),
+                               (64, 64, 12, 1), True, u8_input=bool(rng.random() < 0.4))
     else:
         root = _qkv_chain(t, steps)
     return parse_hlo(t.text(f"layers_{target}_{seed}", root))

@@ -135,7 +135,7 @@ def compile_tiled(graph: Graph, acc: Accelerator,
             return Tiled(prog, None, 1, -(-rs.m // t.block[0]) * -(-rs.c // t.block[1]), time.perf_counter() - t0)
     if g is None or not takes(g, t):
         return None
-    t = offer_for(g, t)
+    t = offer_for(g, t).fitted(g.m, g.k_bytes, g.n)
     t0 = time.perf_counter()
     p = plan(g, t, acc.hbm_size)
     prog, mk = tile_program(p, t, acc.name)
@@ -163,7 +163,7 @@ def _conv_inner(cv: Conv, t: TileTarget, acc: Accelerator, base: int) -> tuple[P
         prog, mk, _ = conv_program(cv, t, acc.hbm_size, acc.name, base)
         return prog, len(mk.built), conv_hbm_end(cv, t, acc.hbm_size, base)
     g = conv_as_gemm(cv)
-    tk = offer_for(g, t)
+    tk = offer_for(g, t).fitted(g.m, g.k_bytes, g.n)
     p = plan(g, tk, acc.hbm_size, base)
     prog, mk = tile_program(p, tk, acc.name)
     return prog, len(mk.built), p.hbm_end

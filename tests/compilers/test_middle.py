@@ -145,14 +145,22 @@ def test_tiled_amx_programs_check_bit_for_bit(m: int, k: int, n: int, bias: bool
     assert np.array_equal(want, got)
 
 
-def test_amx_tiles_use_one_tile_shape_and_the_emulated_backend_agrees() -> None:
+def test_amx_tiles_use_one_shape_per_tile_and_the_emulated_backend_agrees() -> None:
+    """M = 37 and N = 23 take whole and remainder blocks: those tiles stay 16 rows x 64 bytes (a
+    remainder multiplies zeros); K = 19 fits in one block: A's tiles are 20 bytes wide (K rounded up
+    to a 4-byte group) and B's 5 VNNI rows, not padded to 64 bytes and 16 rows."""
     from check.backends import get_backend, unavailable
 
     acc = load_target("amx")
     graph = layer_graph(37, 19, 23, bias=True, scale=0.0625, relu=True, b_layout=_vnni(19, 23))
     prog = compile(graph, acc).program
-    shapes = {(c.env["rows"], c.env["colsb"]) for c in prog.instructions if c.name in ("tileloadd", "tilestored")}
-    assert shapes == {(16, 64)}
+    per_tile: dict[int, set] = {}
+    for c in prog.instructions:
+        if c.name in ("tileloadd", "tilestored"):
+            per_tile.setdefault(c.env["t"], set()).add((c.env["rows"], c.env["colsb"]))
+    assert all(len(v) == 1 for v in per_tile.values()), per_tile
+    assert set().union(*per_tile.values()) == {(16, 20), (5, 64), (16, 64)}
+    assert {(c.env["m"], c.env["k"], c.env["n"]) for c in prog.instructions if c.name == "tdpbssd"} == {(16, 5, 16)}
     if unavailable("amx", "emulated") is not None:
         pytest.skip(unavailable("amx", "emulated"))
     xs = random_inputs(graph, 1, edges=True)
@@ -337,3 +345,43 @@ def test_batched_dots_are_one_gemm_per_slice(batch: int, m: int, k: int, n: int,
                                              seed: int) -> None:
     """jax's einsum("bmk,bkn->bmn") / ("bqd,bkd->bqk"): each slice of the same bytes a GEMM."""
     tiled_on_sim(_batched(batch, m, k, n, b_t), target, seed)
+
+
+@pytest.mark.parametrize(("m", "k", "n", "b_t", "want"), [
+    (1, 64, 40, False, (1, 16, 16)),     # a batch of one: 1-row tiles (GEMV), N past one block
+    (3, 12, 5, False, (3, 3, 5)),        # every dimension inside one block
+    (1, 36, 5, True, (1, 9, 16)),        # PyTorch-layout weights: B gathered 16 columns at a time
+])
+def test_amx_layers_smaller_than_a_tile_run_tiles_of_their_size(m: int, k: int, n: int, b_t: bool,
+                                                                  want: tuple[int, int, int]) -> None:
+    """A dimension that fits in one tile is computed at its size (TileOffer.fitted), so every tdp*
+    and tile move has that shape (one tile configuration per program still holds); checked bit for
+    bit on the simulator and the emulated C (the hardware's zeroing of rows and bytes past a
+    tile's configured shape is the emulation header's, not the padding's)."""
+    graph = layer_graph(m, k, n, bias=True, scale=1.0, relu=False, b_layout=None if b_t else _vnni(k, n), b_t=b_t)
+    acc = load_target("amx")
+    prog = compile(graph, acc).program
+    assert {(c.env["m"], c.env["k"], c.env["n"]) for c in prog.instructions if c.name == "tdpbssd"} == {want}
+    on_backend(graph, "amx", "sim")
+    on_backend(graph, "amx", "emulated")
+
+
+def test_amx_bf16_layers_fit_and_the_model_follows() -> None:
+    """bf16: a K that fits in one tile runs k = ceil(K / 2) pairs, and the program's model is the
+    blocked sum in blocks of that size (the chains the program runs): bit for bit on the simulator
+    and the emulated C."""
+    from check.backends import get_backend, unavailable
+    from compilers.middle.gemm_bf16 import layer_graph_bf16
+    from compilers.targets.amx.bf16_sum import blocked_sum
+    from semantics.dtypes import DTYPES
+
+    graph = layer_graph_bf16(2, 20, 7)
+    acc = load_target("amx")
+    prog = compile(graph, acc).program
+    assert {(c.env["m"], c.env["k"], c.env["n"]) for c in prog.instructions if c.name == "tdpbf16ps"} == {(2, 10, 7)}
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal(s).astype(np.float32).astype(DTYPES["bf16"].np) for s in ((2, 20), (20, 7))]
+    want = np.asarray(blocked_sum(*xs, block=20)).view(np.uint32)
+    assert np.array_equal(want, np.asarray(simulate(acc, prog, xs).outputs[0]).view(np.uint32))
+    if unavailable("amx", "emulated") is None:
+        assert np.array_equal(want, np.asarray(get_backend(acc, "emulated").run(prog, xs).outputs[0]).view(np.uint32))

@@ -46,13 +46,15 @@ a NaN (NaN vs NaN counted, not bounded, by ``compare``: the NaN chosen depends o
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from semantics.compare import Bound
 from semantics.ops._float import daz, float_op
 from semantics.ops.contraction import _fma_f32
 
-__all__ = ["BLOCK", "CHAIN", "blocked_sum", "sum_bound", "bound_terms", "describe_bound"]
+__all__ = ["BLOCK", "CHAIN", "blocked_sum", "blocked_sum_in", "sum_bound", "bound_terms", "describe_bound"]
 
 BLOCK = 32      # bf16 per tile row (64 bytes): the contraction block of one TDPBF16PS
 CHAIN = 16      # FMA steps per chain and block (the even and the odd lanes)
@@ -68,24 +70,38 @@ def _f32(x: np.ndarray) -> np.ndarray:
     return daz(f, np.dtype(np.float32))
 
 
-def blocked_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """f32[M,N]: the blocked sum (module doc) of bf16 ``a`` [M,K] and ``b`` [K,N]."""
+def blocked_sum(a: np.ndarray, b: np.ndarray, block: int = BLOCK) -> np.ndarray:
+    """f32[M,N]: the blocked sum (module doc) of bf16 ``a`` [M,K] and ``b`` [K,N], in blocks of
+    ``block`` (even) bf16: a tile of ``block // 2`` pairs, whose chains take ``block // 2`` steps."""
     m, k = a.shape
     n = b.shape[1]
-    kp = -(-k // BLOCK) * BLOCK
+    kp = -(-k // block) * block
     A = np.zeros((m, kp), np.float32)
     B = np.zeros((kp, n), np.float32)
     A[:, :k], B[:k, :] = _f32(a), _f32(b)
     c = np.zeros((m, n), np.float32)
-    for q0 in range(0, kp, BLOCK):
+    for q0 in range(0, kp, block):
         even = np.zeros((m, n), np.float32)
         odd = np.zeros((m, n), np.float32)
-        for i in range(CHAIN):
+        for i in range(block // 2):
             ke = q0 + 2 * i
             even = _fma_f32(A[:, ke:ke + 1], B[ke:ke + 1, :], even)
             odd = _fma_f32(A[:, ke + 1:ke + 2], B[ke + 1:ke + 2, :], odd)
         c = _add(c, _add(even, odd))
     return c
+
+
+def blocked_sum_in(block: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The blocked sum of a program whose tiles hold ``block`` bf16 of K (a layer whose K fits in
+    one tile runs it at its size: :func:`compilers.targets.amx.tiles._fitter`). Its bound is
+    :func:`sum_bound`'s: with one block, the depths and steps the bound counts are the same."""
+    if block == BLOCK:
+        return blocked_sum
+
+    def model(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return blocked_sum(a, b, block)
+    model.__name__ = model.__qualname__ = f"blocked_sum(block={block})"
+    return model
 
 
 def _gamma(d: int) -> float:

@@ -46,7 +46,7 @@ from typing import Any
 
 from ...program import Concrete
 from ...tile_offer import TileOffer
-from .bf16_sum import blocked_sum, sum_bound
+from .bf16_sum import blocked_sum, blocked_sum_in, sum_bound
 from .description import STRIDE, TILE_BYTES, TILE_ROWS
 
 __all__ = ["GEMM_TILES", "GEMM_TILES_BF16"]
@@ -92,16 +92,30 @@ def _pack(rows: int, nbytes: int, src: int, dst: int, src_stride: int, dst_strid
     return out
 
 
-def _load(r: int, c: int, dram: int, t: int, stride: int) -> list[Concrete]:
-    return [_c("tileloadd", rows=TILE_ROWS, colsb=TILE_BYTES, stride=stride, t=t, addr=dram)]
+#: the whole tile: 16 rows of 64 bytes (A: 16 x 64 bytes of K; B: 16 VNNI rows of 16 columns)
+_FULL = (TILE_ROWS, TILE_BYTES, TILE_BYTES // 4)
 
 
-def _mul_with(product: str) -> Any:
+def _loader(rows: int, colsb: int) -> Any:
+    """A ``load_a`` / ``load_b`` kernel: one ``tileloadd`` of ``rows`` x ``colsb`` bytes."""
+    def load(r: int, c: int, dram: int, t: int, stride: int) -> list[Concrete]:
+        return [_c("tileloadd", rows=rows, colsb=colsb, stride=stride, t=t, addr=dram)]
+    return load
+
+
+_load = _loader(TILE_ROWS, TILE_BYTES)
+
+
+def _mul_with(product: str, shape: tuple[int, int, int] = _FULL) -> Any:
     """The ``mul`` kernel whose tile product is ``product`` (``tdpbssd``: s8 x s8; ``tdpbusd``: u8 A
-    x s8 B; both sum into s32 with wrapping adds)."""
+    x s8 B; both sum into s32 with wrapping adds; ``tdpbf16ps``) on tiles of ``shape`` = (rows,
+    bytes of K, columns)."""
+    m, kb, n = shape
+
     def mul(r: int, kk: int, c: int, a: int, b: int, acc: int, accumulate: int, load_weights: int) -> list[Concrete]:
         out = [] if accumulate else [_c("tilezero", t=acc)]
-        return out + [_c(product, m=TILE_ROWS, k=TILE_BYTES // 4, n=TILE_BYTES // 4, c=acc, a=a, b=b)]
+        return out + [_c(product, m=m, k=kb // 4, n=n, c=acc, a=a, b=b)]
+    mul.product = product       # type: ignore[attr-defined]
     return mul
 
 
@@ -109,8 +123,8 @@ _mul = _mul_with("tdpbssd")
 
 
 def _store(r: int, c: int, dram: int, acc: int, bias_dram: int, scratch: int, stride: int, tail: Any,
-           has_bias: bool) -> list[Concrete]:
-    out = [_c("tilestored", rows=TILE_ROWS, colsb=TILE_BYTES, stride=TILE_BYTES, t=acc, addr=scratch)]
+           has_bias: bool, shape: tuple[int, int] = (TILE_ROWS, TILE_BYTES // 4)) -> list[Concrete]:
+    out = [_c("tilestored", rows=shape[0], colsb=4 * shape[1], stride=TILE_BYTES, t=acc, addr=scratch)]
     if has_bias:
         out.append(_c("vmovdqu8_load", n=4 * c, dst=BIAS, addr=bias_dram))
     for row in range(r):
@@ -171,10 +185,32 @@ def _transpose(r: int, c: int, src: int, dst: int, consts_at: int, src_stride: i
     return out
 
 
-def _mul_bf16(r: int, kk: int, c: int, a: int, b: int, acc: int, accumulate: int,
-              load_weights: int) -> list[Concrete]:
-    out = [] if accumulate else [_c("tilezero", t=acc)]
-    return out + [_c("tdpbf16ps", m=TILE_ROWS, k=TILE_BYTES // 4, n=TILE_BYTES // 4, c=acc, a=a, b=b)]
+_mul_bf16 = _mul_with("tdpbf16ps")
+
+
+def _fitter(fit_k: bool = True, fit_n: bool = True) -> Any:
+    """The offer's ``fit`` (:meth:`~compilers.tile_offer.TileOffer.fitted`): for a layer of ``m``
+    rows, ``kb`` bytes of K and ``n`` columns, a dimension that fits in one tile is computed at its
+    size (rounded up to whole 4-byte groups for K), not padded to the tile: one tile configuration
+    still serves the whole program, since every block has that size. A batch-1 layer runs 1-row
+    tiles, not 16. A bf16 layer's model is then the blocked sum in blocks of its K
+    (:func:`.bf16_sum.blocked_sum_in`: the chains the program runs, without the padded pairs).
+    ``fit_n`` off where B is gathered 16 columns at a time (``transposed_b``)."""
+    def fit(o: TileOffer, m: int, kb: int, n: int) -> TileOffer:
+        bm0, bk0, bn0 = o.block
+        bm, bn = min(bm0, m), (min(bn0, n) if fit_n else bn0)
+        bk = min(bk0, -(-kb // 4) * 4) if fit_k else bk0
+        if (bm, bk, bn) == o.block:
+            return o
+        product = o.mul.product      # type: ignore[attr-defined]
+
+        def store(r: int, c: int, dram: int, acc: int, bias_dram: int, scratch: int, stride: int, tail: Any,
+                  has_bias: bool) -> list[Concrete]:
+            return _store(r, c, dram, acc, bias_dram, scratch, stride, tail, has_bias, shape=(bm, bn))
+        model = o.blocked_sum if o.blocked_sum is None or bk == bk0 else blocked_sum_in(bk // 2)
+        return dataclasses.replace(o, block=(bm, bk, bn), load_a=_loader(bm, bk), load_b=_loader(bk // 4, 4 * bn),
+                                   mul=_mul_with(product, (bm, bk, bn)), store=store, fit=None, blocked_sum=model)
+    return fit
 
 
 # the row-major B repack (``pack_b``): index vectors and working registers (zmm8 and up)
@@ -261,7 +297,7 @@ GEMM_TILES_BF16 = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), oper
                             operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants,
                             prologue=_prologue, pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul_bf16,
                             store=_store, dtype="bf16", blocked_sum=blocked_sum, sum_bound=sum_bound,
-                            max_stride=STRIDE[-1])
+                            max_stride=STRIDE[-1], fit=_fitter())
 
 # B stored [N, K] (``transposed_b``): tmm7 gathers a column of dwords (16 rows of B^T, 4 bytes
 # each: one VNNI row's 16 columns), the operand blocks keep tmm2..tmm6; masks clear the bytes past
@@ -315,7 +351,8 @@ def _pack_bt(elem: int) -> Any:
 GEMM_TILES_BF16_ROWS = dataclasses.replace(GEMM_TILES_BF16, layouts=("", ""), constants=_constants_rows,
                                            prologue=_prologue_rows, pack_b=_pack_b_bf16)
 GEMM_TILES_BF16_T = dataclasses.replace(GEMM_TILES_BF16, layouts=("", ""), operand_blocks=5,
-                                        constants=_constants_bt, prologue=_prologue_bt, pack_b=_pack_bt(2))
+                                        constants=_constants_bt, prologue=_prologue_bt, pack_b=_pack_bt(2),
+                                        fit=_fitter(fit_n=False))
 GEMM_TILES_BF16 = dataclasses.replace(GEMM_TILES_BF16, row_major_b=GEMM_TILES_BF16_ROWS,
                                       transposed_b=GEMM_TILES_BF16_T)
 
@@ -325,7 +362,7 @@ GEMM_TILES = TileOffer(block=(TILE_ROWS, TILE_BYTES, TILE_BYTES // 4), operand_b
                  operand_addr=lambda s: 2 + s, acc_addr=lambda s: s, constants=_constants, prologue=_prologue,
                  pack=_pack, load_a=_load, load_b=_load, bias=None, mul=_mul, store=_store,
                  others=(GEMM_TILES_BF16,), low_byte=True, unsigned_out=True, max_stride=STRIDE[-1], resadd=_resadd,
-                 spread=_spread, transpose=_transpose, copy=_pack)
+                 spread=_spread, transpose=_transpose, copy=_pack, fit=_fitter())
 
 #: int8 layers whose weights are row-major (as a user keeps them): the program repacks B into the
 #: VNNI layout itself (:func:`_pack_b`, counted in its cost) before the tiles read it
@@ -333,7 +370,7 @@ GEMM_TILES_ROWS = dataclasses.replace(GEMM_TILES, layouts=("", ""), constants=_c
                                       prologue=_prologue_rows, pack_b=_pack_b)
 #: int8 layers whose weights are stored [N, K] (PyTorch): the program gathers B's rows as columns
 GEMM_TILES_T = dataclasses.replace(GEMM_TILES, layouts=("", ""), operand_blocks=5, constants=_constants_bt,
-                                   prologue=_prologue_bt, pack_b=_pack_bt(1))
+                                   prologue=_prologue_bt, pack_b=_pack_bt(1), fit=_fitter(fit_n=False))
 
 #: int8 layers of unsigned activations (A u8, B s8: a quantized layer after a ReLU, oneDNN's u8s8s32):
 #: the same tiles, packing and tail, the product ``tdpbusd``; B in any of the three layouts
