@@ -30,7 +30,8 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   result quantized to u8, ``jnp.clip(y, 0, 255).astype(uint8)``);
 - **qkv**: a ``bf16[64m, 64]`` input; steps: a gemm by a 64 x 64 matrix, a softmax as
   ``jax.nn.softmax`` writes it (the row maximum subtracted first) or as ``exp / sum``, a scale by a
-  constant, a transpose.
+  constant, a transpose; a 128-row chain returns its input beside its result at times (a tuple:
+  the residual stream, moved whole through the scratchpad).
 
 Deterministic in the seed (numpy PCG64, stream ``[seed, 11]``); at most ``max_nodes - 1`` steps;
 the HLO text is parsed into a :class:`~semantics.ir.Graph`.
@@ -255,6 +256,8 @@ def _qkv_chain(t: _Text, steps: int) -> str:
         else:
             x = t.op("transpose", ty, f"transpose({x}), dimensions={{1,0}}")
         after_dot = step == "dot"
+    if rows == 128 and rng.random() < 0.35:     # the block's input returned beside its result (a residual
+        return t.op("out", f"({ty}, {ty})", f"tuple({x}, p0)")     # stream a later add on the host takes)
     return x
 
 

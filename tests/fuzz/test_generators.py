@@ -78,3 +78,20 @@ def test_layer_chains_are_deterministic_and_offload_their_matrix_work():
             assert v.outcome == "pass", (target, seed, v.reason)
             p = v.coverage["placement"]
             assert p["macs_total"] == 0 or p["macs_acc"] == p["macs_total"], (target, seed, p)
+
+
+def test_a_qkv_chain_returning_its_input_moves_128_rows_at_once():
+    """A 128-row QKV chain that returns its input beside its result (the residual stream) copies
+    the input through the scratchpad whole: ``load_rm`` / ``store_rm`` of 128 rows, the classes no
+    other generator reaches; checked on the simulator."""
+    from check.run import check_program
+    from compilers.compile import compile
+    from fuzz.layers_gen import layers_graph
+
+    g = layers_graph("qkv", 0)
+    assert len(g.result_types) == 2
+    res = compile(g, "qkv", host=False)
+    assert {(c.name, dict(c.attrs)["n"]) for c in res.program.instructions if c.name.endswith("_rm")} >= {
+        ("load_rm", 128), ("store_rm", 128)}
+    chk = check_program(g, res.acc, res.program, 2, seed=0)
+    assert chk.ok, chk.message

@@ -77,9 +77,17 @@ ENTRY store_cm {
   ROOT y = u8[`n * 128`] reshape(b)
 }""")
 
+    # d2 is written only by gemm, 64 rows at a time (softmax rewrites in place what it reads), and
+    # a demand on an on-chip buffer is met by an instruction's whole output (the tiler's slice^H
+    # names slices of HBM only): a mov or softmax of fewer rows meets no demand, so the compiler
+    # searches n = 64 (the first 32 rows of an attention's result exit 3). The simulator, the
+    # encoder and the RTL take every n (tests/compilers/test_qkv_instructions.py,
+    # tests/rtl_harness/test_qkv_rtl.py).
+    d2_rows = {"n": (64,)}
+
     # (5) mov: n rows from d2 to d1
     qkv.add_instruction(
-        "mov", alpha={"n": tuple(range(1, 65))}, beta=["addr_in", "addr_out"],
+        "mov", alpha={"n": tuple(range(1, 65))}, beta=["addr_in", "addr_out"], search=d2_rows,
         inputs=[("d2", ["addr_in"], ["n"])], output=("d1", ["addr_out"], ["n"]),
         cycles="n", doc="y = copy(x1)",
         semantics="""
@@ -102,7 +110,7 @@ ENTRY gemm {
 
     # (7) softmax: row-wise softmax of n rows of d2, in place
     qkv.add_instruction(
-        "softmax", alpha={"n": tuple(range(1, 65))}, beta=["addr"],
+        "softmax", alpha={"n": tuple(range(1, 65))}, beta=["addr"], search=d2_rows,
         inputs=[("d2", ["addr"], ["n"])], output=("d2", ["addr"], ["n"]),
         cycles="4 * n", doc="y = div(exp(x1), broadcast(reduce(exp(x1))))",
         contract=NumericContract(
