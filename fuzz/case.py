@@ -97,7 +97,7 @@ def generate_graph(spec: CaseSpec) -> Graph:
         from .layers_gen import layers_graph
 
         return layers_graph(spec.target, spec.seed, spec.max_nodes, block16=spec.generator != "layers",
-                            narrow=spec.generator in ("layers_os", "layers_bias"))
+                            narrow=spec.generator in ("layers_os", "layers_bias"), ones=spec.generator == "layers_os")
     raise ValueError(f"unknown generator '{spec.generator}' (known: {', '.join(GENERATORS)})")
 
 

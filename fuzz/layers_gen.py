@@ -9,7 +9,7 @@ every case offloads its matrix work and its neighbours land wherever the compile
 Every chain starts with its matrix work (a linear layer, a gemm):
 
 - **gemmini**: an ``s8[m, k]`` input (m of 1, 7, 16, 23, 32; k of 16, 29, 32, 64; layer widths
-  16, 19, 32: every tail of the array); steps: an int8 linear layer (``s8 x s8 -> s32`` dot,
+  16, 19, 32 and, one time in seven, 1: every tail of the array); steps: an int8 linear layer (``s8 x s8 -> s32`` dot,
   its weights at times in PyTorch's layout, ``x @ w.T``, and a tail: saturate, ReLU, an s32 bias
   row or an s8 bias matrix added, or the wraparound low byte), an ``s8 x s8 -> s8`` dot, a
   wraparound add, a saturating residual add, a ReLU, a clamp with odd bounds, a column sum
@@ -17,8 +17,9 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   writes it, ``x @ Wx + h @ Wh`` (two products summed before the tail);
   With ``block16`` (the ``layers_os`` and ``layers_bias`` cases, compiled with Gemmini's
   weight-stationary instructions, resp. its int8 accumulator load, withheld: fuzz/opsets.py)
-  every product is one 16-deep block (K = N = 16, or N = 8, then K = 8 for the next one; m of
-  1, 7, 16, 23, 32: the array's partial row and column blocks) with a saturating tail, an int8 bias matrix half the time, or the last one's raw int32 result: what the
+  every product is one 16-deep block (K = N = 16, or N = 8, then K = 8 for the next one, and for
+  ``layers_os`` at times N = 1, then K = 1; m of 1, 7, 16, 23, 32: the array's partial row and
+  column blocks) with a saturating tail, an int8 bias matrix half the time, or the last one's raw int32 result: what the
   output-stationary dataflow and the array's bias input (``matmul_ws_bias_*``) compute (a gate's
   second product accumulates into the first one's: ``store_os_acc`` with ``accumulate``);
 - **amx**: the same int8 chain (m of 1, 7, 16, 23, 32; K of 64, 4 or 36 and layer widths 64, 12
@@ -261,23 +262,27 @@ def _qkv_chain(t: _Text, steps: int) -> str:
     return x
 
 
-def layers_graph(target: str, seed: int, max_nodes: int = 5, block16: bool = False, narrow: bool = False) -> Graph:
+def layers_graph(target: str, seed: int, max_nodes: int = 5, block16: bool = False, narrow: bool = False,
+                 ones: bool = False) -> Graph:
     """A random layer chain for ``target`` (module doc); raises ValueError for another target.
     ``block16`` (gemmini): every product one 16-deep block (K = N = 16) with a saturating tail:
     what Gemmini's output-stationary dataflow computes (the ``layers_os`` cases); ``narrow``
     (with ``block16``): a layer may also give 8 columns (N = 8, then K = 8 for the next one: a
-    product whose depth and width differ, the ``layers_os`` and ``layers_bias`` cases)."""
+    product whose depth and width differ, the ``layers_os`` and ``layers_bias`` cases); ``ones``
+    (with ``narrow``): a layer may also give one column (N = 1, then K = 1: a depth-1 product; the
+    ``layers_os`` cases; with the array's bias input, ``layers_bias``, such a search takes tens of
+    seconds, so those cases do not draw it)."""
     if target not in LAYER_TARGETS or (block16 and target != "gemmini"):
         raise ValueError(f"layers: no layer shapes for target '{target}' (known: {', '.join(LAYER_TARGETS)})")
     rng = np.random.default_rng([seed, 11])
     t = _Text(rng)
     steps = int(rng.integers(1, max(2, max_nodes)))
     if target == "gemmini" and block16:
-        root = _int8_chain(t, steps, int(rng.choice((1, 7, 16, 23, 32))), 16, (16, 8) if narrow else (16,), False,
-                           saturating=True)
+        widths = ((16, 8, 16, 8, 16, 8, 1) if ones else (16, 8)) if narrow else (16,)
+        root = _int8_chain(t, steps, int(rng.choice((1, 7, 16, 23, 32))), 16, widths, False, saturating=True)
     elif target == "gemmini":      # sizes past one tile, primes and a batch of one included (every tail of the array)
         root = _int8_chain(t, steps, int(rng.choice((1, 7, 16, 23, 32))), int(rng.choice((16, 29, 32, 64))),
-                           (16, 19, 32), False)
+                           (16, 19, 32, 16, 19, 32, 1), False)
     elif target == "amx":
         if rng.random() < 0.35:
             root = _bf16_chain(t, steps, int(rng.choice((1, 7, 16, 32))), int(rng.choice((32, 64, 2))))
