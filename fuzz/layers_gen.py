@@ -27,8 +27,9 @@ Every chain starts with its matrix work (a linear layer, a gemm):
   of those times, the first layer then a ``u8 x s8`` product, TDPBUSD's; the last layer's result
   u8 at times, ``jnp.clip(y, 0, 255).astype(uint8)``) or a bf16 one (m of 1, 7, 16, 32; K of 32,
   64 or 2; widths 32, 64, 1, 7; ``bf16 x bf16 -> f32`` dot converted back to bf16, ReLU, a bias
-  add, a row sum; at times a ReLU of the f32 result, ``jnp.maximum(0.0, y)``, and the last f32
-  result quantized to u8, ``jnp.clip(y, 0, 255).astype(uint8)``);
+  add, a row sum; at times an f32 bias added to the f32 result, ``jnp.dot(x, w,
+  preferred_element_type=jnp.float32) + b``, a ReLU of it, ``jnp.maximum(0.0, y)``, and the last
+  f32 result quantized to u8, ``jnp.clip(y, 0, 255).astype(uint8)``);
 - **qkv**: a ``bf16[64m, 64]`` input; steps: a gemm by a 64 x 64 matrix, a softmax as
   ``jax.nn.softmax`` writes it (the row maximum subtracted first) or as ``exp / sum``, a scale by a
   constant, a transpose; a 128-row chain returns its input beside its result at times (a tuple:
@@ -199,11 +200,16 @@ def _bf16_chain(t: _Text, steps: int, m: int, k: int) -> str:
     x = t.param(f"bf16[{m},{k}]")
     for i in range(steps):
         step = "linear" if i == 0 else _pick(rng, ("linear", "relu", "bias", "rowsum"), (0.5, 0.2, 0.15, 0.15))
+        if step == "rowsum" and m == 1:     # one row: its sum broadcast back is a constant (degenerate)
+            step = "relu"
         shape = f"{m},{k}"
         if step == "linear":
             n = int(rng.choice((32, 64, 32, 64, 1, 7)))
             w = t.param(f"bf16[{k},{n}]")
             y = t.op("dot", f"f32[{m},{n}]", f"dot({x}, {w}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
+            if rng.random() < 0.3:      # an f32 bias: jnp.dot(x, w, preferred_element_type=jnp.float32) + b
+                fb = t.op("broadcast", f"f32[{m},{n}]", f"broadcast({t.param(f'f32[{n}]')}), dimensions={{1}}")
+                y = t.op("add", f"f32[{m},{n}]", f"add({y}, {fb})")
             if rng.random() < 0.3:      # a ReLU of the f32 result, jnp.maximum(0.0, y)
                 y = t.op("maximum", f"f32[{m},{n}]", f"maximum({t.splat('f32', f'{m},{n}', 0)}, {y})")
             if i == steps - 1 and rng.random() < 0.3:       # the f32 result quantized to u8
