@@ -59,11 +59,18 @@ def test_guided_campaigns_are_deterministic(tmp_path) -> None:
     assert p.hit_instructions.get("gemm") and "qkv goals: instructions" in p.line()
 
 
-def test_warm_ups_cover_each_generator_once() -> None:
-    ups = warm_ups(CampaignArgs(targets=("gemmini", "qkv")))
+def test_warm_ups_cover_each_generator_with_graphs_of_their_own() -> None:
+    from fuzz.campaign import WARM_SEED, WARM_UPS
+
+    args = CampaignArgs(targets=("gemmini", "qkv"))
+    ups = warm_ups(args)
     kinds = [(u.target, u.generator) for u in ups]
-    assert len(kinds) == len(set(kinds)) and ("gemmini", "layers_os") in kinds and ("qkv", "blocks") in kinds
-    assert all(u.max_nodes == 2 for u in ups)
+    assert ("gemmini", "layers_os") in kinds and ("qkv", "blocks") in kinds
+    assert all(kinds.count(k) == WARM_UPS for k in set(kinds))
+    assert len({(u.target, u.generator, u.seed) for u in ups}) == len(ups)
+    assert all(u.seed >= WARM_SEED > args.seed + 10_000 for u in ups)     # no campaign case's graph
+    first = ups[:len(set(kinds))]       # one one-layer case of every generator comes first
+    assert all(u.max_nodes == 2 for u in first) and len({(u.target, u.generator) for u in first}) == len(first)
     os_up = next(u for u in ups if u.generator == "layers_os")
     assert "matmul_ws_acc" in os_up.withhold      # warm-ups compile as their generator's cases do
 
