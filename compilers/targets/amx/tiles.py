@@ -10,11 +10,12 @@ of :mod:`.bf16_sum` (bit for bit) and within that module's bound of the referenc
 - Row-major weights (``GEMM_TILES.row_major_b``, ``GEMM_TILES_BF16.row_major_b``): B as a user
   keeps it; the program builds the VNNI (pair) copy itself with ``vpermt2b`` byte permutes
   (:func:`_pack_b`, :func:`_pack_b_bf16`; index vectors in the constant section, zmm8..zmm21).
-- Every tile is used with one shape, 16 rows x 64 bytes (palette 1 has one configuration per
-  program, :mod:`.emit_c`): ``pack`` first copies A and B's image into whole-block copies whose
-  bytes past the matrix are zero (``vmovdqu8`` masked loads and stores, at most 64 bytes each),
-  so a remainder block multiplies zeros, and rows and columns of C past the matrix are computed
-  but never stored.
+- Every tile is used with one shape (palette 1 has one configuration per program,
+  :mod:`.emit_c`), 16 rows x 64 bytes, or for a layer with a dimension that fits in one tile
+  that dimension's size (:func:`_fitter`): ``pack`` first copies A and B's image into
+  whole-block copies whose bytes past the matrix are zero (``vmovdqu8`` masked loads and stores,
+  at most 64 bytes each), so a remainder block multiplies zeros, and rows and columns of C past
+  the matrix are computed but never stored.
 - Registers: C in tmm0 / tmm1 (two accumulators), operands in tmm2..tmm7; ``mul`` is
   ``tilezero`` (first contraction block) then ``tdpbssd`` (s8 x s8 -> s32, wrapping adds), or
   ``tdpbusd`` for a layer of u8 activations (``GEMM_TILES_U8``, among ``GEMM_TILES.others``).
